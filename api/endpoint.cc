@@ -1,0 +1,43 @@
+#include "api/endpoint.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace ndr {
+
+absl::Status CheckSocketPathLength(absl::string_view path, absl::string_view what) {
+  if (path.size() > kMaxUnixSocketPathLength) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": socket path \"", path, "\" is ", path.size(),
+        " bytes long, but a unix socket path may have at most ", kMaxUnixSocketPathLength,
+        " bytes; use a shorter directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> UnixSocketPath(absl::string_view endpoint, absl::string_view what) {
+  if (endpoint.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": endpoint is empty; give a socket path or a unix:// URL"));
+  }
+  absl::string_view path = endpoint;
+  if (absl::ConsumePrefix(&path, "unix://")) {
+    // "unix://" followed by an absolute path, as in unix:///csi/csi.sock.
+  } else if (absl::StrContains(endpoint, "://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": endpoint \"", endpoint,
+                     "\" has an unsupported scheme; only unix:// URLs and plain paths are allowed"));
+  }
+  if (path.empty() || path[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": endpoint \"", endpoint, "\" is not an absolute socket path"));
+  }
+  if (absl::Status s = CheckSocketPathLength(path, what); !s.ok()) return s;
+  return std::string(path);
+}
+
+std::string GrpcUnixTarget(absl::string_view path) { return absl::StrCat("unix:", path); }
+
+}  // namespace ndr
