@@ -1,0 +1,67 @@
+// sample-csi-driver: a small real CSI node plugin on a unix socket. See sample_driver.h.
+#include <limits.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+
+#include "api/endpoint.h"
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "test/csidriver/sample_driver.h"
+#include "test/csidriver/serve.h"
+
+DEFINE_string(endpoint, "unix:///csi/csi.sock", "CSI endpoint: a socket path or a unix:// URL.");
+DEFINE_string(drivername, ndr::sample::kDefaultDriverName, "Name returned by GetPluginInfo.");
+DEFINE_string(nodeid, "", "Node ID returned by NodeGetInfo (default: this host's name).");
+DEFINE_int64(max_volumes_per_node, 0, "NodeGetInfo's max_volumes_per_node; 0 means no limit.");
+DEFINE_string(topology, "",
+              "NodeGetInfo's accessible topology as key=value pairs separated by commas, e.g. "
+              "topology.sample.csi.example.com/zone=z1.");
+DEFINE_string(vendor_version, "1.0.0", "GetPluginInfo's vendor_version.");
+DEFINE_bool(reject_pod_info, false,
+            "Refuse csi.storage.k8s.io/* volume_context keys with INVALID_ARGUMENT, like a "
+            "persistent-storage driver that never asked for pod information.");
+
+namespace {
+
+std::string HostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  return gethostname(name, sizeof(name)) == 0 ? name : "";
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << "sample-csi-driver: " << status.message() << std::endl;
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]");
+  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc > 1) {
+    return Fail(absl::InvalidArgumentError(
+        std::string("unexpected argument \"") + argv[1] + "\"; all options are --flags"));
+  }
+
+  ndr::sample::DriverOptions options;
+  options.name = FLAGS_drivername;
+  options.vendor_version = FLAGS_vendor_version;
+  options.node_id = FLAGS_nodeid.empty() ? HostName() : FLAGS_nodeid;
+  options.max_volumes_per_node = FLAGS_max_volumes_per_node;
+  options.reject_pod_info = FLAGS_reject_pod_info;
+  absl::StatusOr<std::map<std::string, std::string>> topology =
+      ndr::sample::ParseTopology(FLAGS_topology);
+  if (!topology.ok()) return Fail(topology.status());
+  options.topology = *std::move(topology);
+  if (absl::Status s = ndr::sample::ValidateDriverOptions(options); !s.ok()) return Fail(s);
+  absl::StatusOr<std::string> socket_path = ndr::UnixSocketPath(FLAGS_endpoint, "--endpoint");
+  if (!socket_path.ok()) return Fail(socket_path.status());
+
+  ndr::sample::BlockTerminationSignals();
+  if (absl::Status s = ndr::sample::Serve(options, *socket_path); !s.ok()) return Fail(s);
+  return 0;
+}

@@ -1,0 +1,348 @@
+#include "test/csidriver/sample_driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "api/csi_name.h"
+#include "glog/logging.h"
+
+namespace ndr::sample {
+namespace {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+absl::Status ErrnoError(absl::string_view what, const std::string& path, int err) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", strerror(err)));
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+std::string Parent(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+absl::Status WriteWholeFile(const std::string& path, absl::string_view contents, mode_t mode) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return ErrnoError("create", path, errno);
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return ErrnoError("write", path, err);
+    }
+    written += n;
+  }
+  fchmod(fd, mode);  // Also when the file existed with other permissions.
+  if (close(fd) != 0) return ErrnoError("close", path, errno);
+  return absl::OkStatus();
+}
+
+bool ReadWholeFile(const std::string& path, std::string* contents) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  *contents = buffer.str();
+  return true;
+}
+
+// A canonical description of what is published at a target: every argument that must match for a
+// repeated NodePublishVolume to be the same call. Secrets are left out; they never touch disk.
+std::string Fingerprint(const csi::v1::NodePublishVolumeRequest& request) {
+  std::map<std::string, std::string> context(request.volume_context().begin(),
+                                             request.volume_context().end());
+  std::string text = absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n",
+                                  "readonly ", request.readonly() ? "true" : "false", "\n",
+                                  "capability ", request.volume_capability().ShortDebugString(),
+                                  "\n");
+  for (const auto& [key, value] : context) {
+    absl::StrAppend(&text, "context ", key, " ", absl::CEscape(value), "\n");
+  }
+  return text;
+}
+
+// The volume ID and context keys recorded in a marker file.
+struct Marker {
+  std::string volume_id;
+  std::vector<std::string> keys;
+};
+
+Marker ParseMarker(const std::string& text) {
+  Marker marker;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::ConsumePrefix(&line, "volume_id ")) {
+      absl::CUnescape(line, &marker.volume_id);
+    } else if (absl::ConsumePrefix(&line, "context ")) {
+      marker.keys.emplace_back(line.substr(0, line.find(' ')));
+    }
+  }
+  return marker;
+}
+
+}  // namespace
+
+absl::Status ValidateDriverOptions(const DriverOptions& options) {
+  if (absl::Status s = ValidateCsiDriverName(options.name); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--drivername: ", s.message()));
+  }
+  if (options.node_id.empty()) {
+    return absl::InvalidArgumentError("--nodeid: must not be empty");
+  }
+  if (options.node_id.size() > kMaxNodeIdLength) {
+    return absl::InvalidArgumentError(absl::StrCat("--nodeid: ", options.node_id.size(),
+                                                   " bytes long; CSI allows at most ",
+                                                   kMaxNodeIdLength));
+  }
+  if (options.max_volumes_per_node < 0) {
+    return absl::InvalidArgumentError("--max-volumes-per-node: must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseTopology(const std::string& text) {
+  std::map<std::string, std::string> topology;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    absl::StripAsciiWhitespace(&kv.first);
+    absl::StripAsciiWhitespace(&kv.second);
+    if (kv.first.empty() || item.find('=') == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--topology: \"", item, "\" is not key=value"));
+    }
+    if (!topology.emplace(kv.first, kv.second).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--topology: key \"", kv.first,
+                                                     "\" is given twice"));
+    }
+  }
+  return topology;
+}
+
+absl::StatusOr<std::string> FileNameForKey(const std::string& key) {
+  if (key.empty() || key.size() > 253 || key[0] == '.' || key[0] == '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("volume_context key \"", absl::CHexEscape(key),
+                     "\" cannot be a file name: it is empty, too long, or starts with '.' or '/'"));
+  }
+  for (char c : key) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.' && c != '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("volume_context key \"", absl::CHexEscape(key),
+                       "\" cannot be a file name: only letters, digits, '-', '_', '.' and '/' "
+                       "are allowed"));
+    }
+  }
+  return absl::StrReplaceAll(key, {{"/", "_"}});
+}
+
+grpc::Status IdentityService::GetPluginInfo(grpc::ServerContext*,
+                                            const csi::v1::GetPluginInfoRequest*,
+                                            csi::v1::GetPluginInfoResponse* response) {
+  VLOG(4) << "GetPluginInfo";
+  response->set_name(options_.name);
+  response->set_vendor_version(options_.vendor_version);
+  return grpc::Status::OK;
+}
+
+grpc::Status IdentityService::GetPluginCapabilities(
+    grpc::ServerContext*, const csi::v1::GetPluginCapabilitiesRequest*,
+    csi::v1::GetPluginCapabilitiesResponse* response) {
+  VLOG(4) << "GetPluginCapabilities";
+  if (!options_.topology.empty()) {
+    response->add_capabilities()->mutable_service()->set_type(
+        csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status IdentityService::Probe(grpc::ServerContext*, const csi::v1::ProbeRequest*,
+                                    csi::v1::ProbeResponse* response) {
+  VLOG(4) << "Probe";
+  response->mutable_ready()->set_value(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
+                                              const csi::v1::NodeGetCapabilitiesRequest*,
+                                              csi::v1::NodeGetCapabilitiesResponse*) {
+  // No STAGE_UNSTAGE_VOLUME: like every ephemeral driver, only publish and unpublish.
+  VLOG(4) << "NodeGetCapabilities";
+  return grpc::Status::OK;
+}
+
+grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest*,
+                                      csi::v1::NodeGetInfoResponse* response) {
+  VLOG(4) << "NodeGetInfo";
+  response->set_node_id(options_.node_id);
+  response->set_max_volumes_per_node(options_.max_volumes_per_node);
+  if (!options_.topology.empty()) {
+    response->mutable_accessible_topology()->mutable_segments()->insert(
+        options_.topology.begin(), options_.topology.end());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status NodeService::NodePublishVolume(grpc::ServerContext*,
+                                            const csi::v1::NodePublishVolumeRequest* request,
+                                            csi::v1::NodePublishVolumeResponse*) {
+  std::vector<std::string> secret_keys;
+  for (const auto& [key, value] : request->secrets()) secret_keys.push_back(key);
+  LOG(INFO) << "NodePublishVolume volume_id=" << request->volume_id()
+            << " target_path=" << request->target_path() << " readonly=" << request->readonly()
+            << " volume_context_keys=" << request->volume_context().size()
+            << " secrets=[" << absl::StrJoin(secret_keys, ",") << "] (values not logged)";
+  absl::MutexLock lock(&mu_);
+  absl::Status status = Publish(*request);
+  if (!status.ok()) LOG(WARNING) << "NodePublishVolume " << request->volume_id() << ": " << status;
+  return ToGrpc(status);
+}
+
+absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& request) {
+  if (request.volume_id().empty()) {
+    return absl::InvalidArgumentError("volume_id is required");
+  }
+  if (request.target_path().empty()) {
+    return absl::InvalidArgumentError("target_path is required");
+  }
+  if (request.target_path()[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target_path \"", request.target_path(), "\" is not absolute"));
+  }
+  if (!request.has_volume_capability()) {
+    return absl::InvalidArgumentError("volume_capability is required");
+  }
+  const csi::v1::VolumeCapability& capability = request.volume_capability();
+  if (!capability.has_access_mode() ||
+      capability.access_mode().mode() == csi::v1::VolumeCapability::AccessMode::UNKNOWN) {
+    return absl::InvalidArgumentError("volume_capability.access_mode is required");
+  }
+  if (capability.has_block()) {
+    return absl::InvalidArgumentError(
+        "volume_capability: block access is not supported; this driver serves mount volumes");
+  }
+  if (!capability.has_mount()) {
+    return absl::InvalidArgumentError("volume_capability.access_type (mount) is required");
+  }
+  std::map<std::string, std::string> files;  // file name -> contents
+  for (const auto& [key, value] : request.volume_context()) {
+    if (options_.reject_pod_info && absl::StartsWith(key, kPodInfoPrefix)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "volume_context key \"", key,
+          "\" carries pod information, which this driver does not accept (--reject-pod-info)"));
+    }
+    absl::StatusOr<std::string> name = FileNameForKey(key);
+    if (!name.ok()) return name.status();
+    files[*name] = value;
+  }
+
+  const std::string& target = request.target_path();
+  const std::string marker_path = absl::StrCat(target, "/", kMarkerFile);
+  const std::string fingerprint = Fingerprint(request);
+  std::string recorded;
+  if (ReadWholeFile(marker_path, &recorded)) {
+    if (recorded == fingerprint) return absl::OkStatus();  // Already published just so.
+    return absl::AlreadyExistsError(
+        absl::StrCat("target_path ", target, " is already published with other arguments (volume ",
+                     ParseMarker(recorded).volume_id, ")"));
+  }
+  if (!IsDirectory(Parent(target))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("parent directory of target_path ", target, " does not exist"));
+  }
+  if (mkdir(target.c_str(), 0750) != 0 && errno != EEXIST) {
+    return ErrnoError("mkdir", target, errno);
+  }
+  if (!IsDirectory(target)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("target_path ", target, " exists and is not a directory"));
+  }
+  const mode_t mode = request.readonly() ? 0444 : 0644;
+  for (const auto& [name, contents] : files) {
+    if (absl::Status s = WriteWholeFile(absl::StrCat(target, "/", name), contents, mode); !s.ok()) {
+      return s;
+    }
+  }
+  // The marker goes last: a target without it was not completely published, and a retry redoes it.
+  return WriteWholeFile(marker_path, fingerprint, 0444);
+}
+
+grpc::Status NodeService::NodeUnpublishVolume(grpc::ServerContext*,
+                                              const csi::v1::NodeUnpublishVolumeRequest* request,
+                                              csi::v1::NodeUnpublishVolumeResponse*) {
+  LOG(INFO) << "NodeUnpublishVolume volume_id=" << request->volume_id()
+            << " target_path=" << request->target_path();
+  absl::MutexLock lock(&mu_);
+  absl::Status status = Unpublish(*request);
+  if (!status.ok()) {
+    LOG(WARNING) << "NodeUnpublishVolume " << request->volume_id() << ": " << status;
+  }
+  return ToGrpc(status);
+}
+
+absl::Status NodeService::Unpublish(const csi::v1::NodeUnpublishVolumeRequest& request) {
+  if (request.volume_id().empty()) {
+    return absl::InvalidArgumentError("volume_id is required");
+  }
+  if (request.target_path().empty()) {
+    return absl::InvalidArgumentError("target_path is required");
+  }
+  const std::string& target = request.target_path();
+  if (!Exists(target)) return absl::OkStatus();  // Already unpublished.
+  const std::string marker_path = absl::StrCat(target, "/", kMarkerFile);
+  std::string recorded;
+  if (!ReadWholeFile(marker_path, &recorded)) {
+    // Possibly a publish that failed half-way; remove only an empty directory, never foreign data.
+    if (rmdir(target.c_str()) == 0) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "target_path ", target, " was not published by this driver; leaving it untouched"));
+  }
+  Marker marker = ParseMarker(recorded);
+  if (marker.volume_id != request.volume_id()) {
+    return absl::NotFoundError(absl::StrCat("volume ", request.volume_id(),
+                                            " is not published at ", target, " (volume ",
+                                            marker.volume_id, " is)"));
+  }
+  for (const std::string& key : marker.keys) {
+    absl::StatusOr<std::string> name = FileNameForKey(key);
+    if (!name.ok()) continue;
+    std::string path = absl::StrCat(target, "/", *name);
+    if (unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", path, errno);
+  }
+  if (unlink(marker_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("remove", marker_path, errno);
+  }
+  if (rmdir(target.c_str()) != 0) return ErrnoError("remove directory", target, errno);
+  return absl::OkStatus();
+}
+
+}  // namespace ndr::sample

@@ -1,0 +1,109 @@
+// A small but real CSI node plugin, used by the demo and by every integration test.
+//
+// It serves the CSI Identity and Node services. Its volumes are directories of files: on
+// NodePublishVolume it creates the target directory and writes one file per volume_context entry
+// (so a pod that asked for pod information finds its own name, namespace, UID and service account
+// there, a small cousin of the secrets-store style of driver), and on NodeUnpublishVolume it
+// removes what it created. Requests are validated as the CSI spec demands: a missing field is
+// INVALID_ARGUMENT, the same target published with other arguments is ALREADY_EXISTS, and both
+// calls are idempotent.
+//
+// What was published to a target is recorded in a hidden file inside it (kMarkerFile), so the
+// driver keeps its idempotency across restarts. Secrets are never written to disk or logged.
+//
+// Thread-safe: gRPC calls handlers concurrently; publish and unpublish are serialized.
+#ifndef NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
+#define NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "api/csi/csi.grpc.pb.h"
+
+namespace ndr::sample {
+
+inline constexpr char kDefaultDriverName[] = "sample.csi.example.com";
+inline constexpr char kMarkerFile[] = ".sample-csi-volume";
+inline constexpr char kPodInfoPrefix[] = "csi.storage.k8s.io/";
+inline constexpr size_t kMaxNodeIdLength = 256;
+
+struct DriverOptions {
+  // GetPluginInfo's name; must be a valid CSI driver name.
+  std::string name = kDefaultDriverName;
+  // GetPluginInfo's vendor_version.
+  std::string vendor_version = "1.0.0";
+  // NodeGetInfo's node_id; non-empty, at most 256 bytes.
+  std::string node_id;
+  // NodeGetInfo's max_volumes_per_node; 0 means no limit.
+  int64_t max_volumes_per_node = 0;
+  // NodeGetInfo's accessible_topology segments; when set, the plugin also advertises the
+  // VOLUME_ACCESSIBILITY_CONSTRAINTS capability, as the spec requires.
+  std::map<std::string, std::string> topology;
+  // Refuse csi.storage.k8s.io/* volume_context keys with INVALID_ARGUMENT, as a persistent-storage
+  // driver that does not expect pod information would.
+  bool reject_pod_info = false;
+};
+
+// Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
+// limit, empty topology keys).
+absl::Status ValidateDriverOptions(const DriverOptions& options);
+
+// Parses "key=value,key2=value2" into a topology map; empty input gives an empty map.
+absl::StatusOr<std::map<std::string, std::string>> ParseTopology(const std::string& text);
+
+// The file name a volume_context key is written to: the key with '/' replaced by '_'.
+// Fails for keys that could not safely be file names.
+absl::StatusOr<std::string> FileNameForKey(const std::string& key);
+
+class IdentityService final : public csi::v1::Identity::Service {
+ public:
+  explicit IdentityService(const DriverOptions& options) : options_(options) {}
+
+  grpc::Status GetPluginInfo(grpc::ServerContext* context,
+                             const csi::v1::GetPluginInfoRequest* request,
+                             csi::v1::GetPluginInfoResponse* response) override;
+  grpc::Status GetPluginCapabilities(grpc::ServerContext* context,
+                                     const csi::v1::GetPluginCapabilitiesRequest* request,
+                                     csi::v1::GetPluginCapabilitiesResponse* response) override;
+  grpc::Status Probe(grpc::ServerContext* context, const csi::v1::ProbeRequest* request,
+                     csi::v1::ProbeResponse* response) override;
+
+ private:
+  const DriverOptions options_;
+};
+
+class NodeService final : public csi::v1::Node::Service {
+ public:
+  explicit NodeService(const DriverOptions& options) : options_(options) {}
+
+  grpc::Status NodePublishVolume(grpc::ServerContext* context,
+                                 const csi::v1::NodePublishVolumeRequest* request,
+                                 csi::v1::NodePublishVolumeResponse* response) override;
+  grpc::Status NodeUnpublishVolume(grpc::ServerContext* context,
+                                   const csi::v1::NodeUnpublishVolumeRequest* request,
+                                   csi::v1::NodeUnpublishVolumeResponse* response) override;
+  grpc::Status NodeGetCapabilities(grpc::ServerContext* context,
+                                   const csi::v1::NodeGetCapabilitiesRequest* request,
+                                   csi::v1::NodeGetCapabilitiesResponse* response) override;
+  grpc::Status NodeGetInfo(grpc::ServerContext* context,
+                           const csi::v1::NodeGetInfoRequest* request,
+                           csi::v1::NodeGetInfoResponse* response) override;
+
+ private:
+  absl::Status Publish(const csi::v1::NodePublishVolumeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Unpublish(const csi::v1::NodeUnpublishVolumeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const DriverOptions options_;
+  absl::Mutex mu_;
+};
+
+}  // namespace ndr::sample
+
+#endif  // NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_

@@ -1,0 +1,280 @@
+// The sample driver's services, served in-process on a real unix socket and called through the
+// generated stubs, as a CO would.
+#include "test/csidriver/sample_driver.h"
+
+#include <sys/stat.h>
+
+#include <memory>
+
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "test/util/matchers.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr::sample {
+namespace {
+
+using ::ndr::testing::IsOk;
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::StatusIs;
+using ::ndr::testing::TempDir;
+using ::testing::HasSubstr;
+
+class SampleDriverTest : public ::testing::Test {
+ protected:
+  void Start(DriverOptions options) {
+    identity_ = std::make_unique<IdentityService>(options);
+    node_ = std::make_unique<NodeService>(options);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + dir_.Join("csi.sock"), grpc::InsecureServerCredentials());
+    builder.RegisterService(identity_.get());
+    builder.RegisterService(node_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    auto channel =
+        grpc::CreateChannel("unix:" + dir_.Join("csi.sock"), grpc::InsecureChannelCredentials());
+    identity_stub_ = csi::v1::Identity::NewStub(channel);
+    node_stub_ = csi::v1::Node::NewStub(channel);
+    ASSERT_EQ(mkdir(dir_.Join("pod").c_str(), 0755), 0);
+  }
+
+  void SetUp() override {
+    DriverOptions options;
+    options.node_id = "node-1";
+    options.max_volumes_per_node = 7;
+    options.topology = {{"topology.sample.csi.example.com/zone", "z1"}};
+    Start(options);
+  }
+
+  void TearDown() override { server_->Shutdown(); }
+
+  std::unique_ptr<grpc::ClientContext> Context() {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return context;
+  }
+
+  csi::v1::NodePublishVolumeRequest ValidPublish() {
+    csi::v1::NodePublishVolumeRequest request;
+    request.set_volume_id("csi-abc");
+    request.set_target_path(dir_.Join("pod/mount"));
+    request.mutable_volume_capability()->mutable_mount();
+    request.mutable_volume_capability()->mutable_access_mode()->set_mode(
+        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    (*request.mutable_volume_context())["csi.storage.k8s.io/pod.name"] = "web-0";
+    (*request.mutable_volume_context())["color"] = "blue";
+    (*request.mutable_secrets())["password"] = "hunter2";
+    return request;
+  }
+
+  grpc::Status Publish(const csi::v1::NodePublishVolumeRequest& request) {
+    csi::v1::NodePublishVolumeResponse response;
+    return node_stub_->NodePublishVolume(Context().get(), request, &response);
+  }
+
+  grpc::Status Unpublish(const std::string& volume_id, const std::string& target) {
+    csi::v1::NodeUnpublishVolumeRequest request;
+    request.set_volume_id(volume_id);
+    request.set_target_path(target);
+    csi::v1::NodeUnpublishVolumeResponse response;
+    return node_stub_->NodeUnpublishVolume(Context().get(), request, &response);
+  }
+
+  TempDir dir_{"drv"};
+  std::unique_ptr<IdentityService> identity_;
+  std::unique_ptr<NodeService> node_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<csi::v1::Identity::Stub> identity_stub_;
+  std::unique_ptr<csi::v1::Node::Stub> node_stub_;
+};
+
+TEST_F(SampleDriverTest, IdentityCalls) {
+  csi::v1::GetPluginInfoResponse info;
+  ASSERT_TRUE(identity_stub_->GetPluginInfo(Context().get(), {}, &info).ok());
+  EXPECT_EQ(info.name(), "sample.csi.example.com");
+  EXPECT_EQ(info.vendor_version(), "1.0.0");
+
+  csi::v1::GetPluginCapabilitiesResponse capabilities;
+  ASSERT_TRUE(identity_stub_->GetPluginCapabilities(Context().get(), {}, &capabilities).ok());
+  ASSERT_EQ(capabilities.capabilities_size(), 1);
+  EXPECT_EQ(capabilities.capabilities(0).service().type(),
+            csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
+
+  csi::v1::ProbeResponse probe;
+  ASSERT_TRUE(identity_stub_->Probe(Context().get(), {}, &probe).ok());
+  EXPECT_TRUE(probe.ready().value());
+}
+
+TEST_F(SampleDriverTest, NodeGetInfoAndCapabilities) {
+  csi::v1::NodeGetInfoResponse info;
+  ASSERT_TRUE(node_stub_->NodeGetInfo(Context().get(), {}, &info).ok());
+  EXPECT_EQ(info.node_id(), "node-1");
+  EXPECT_EQ(info.max_volumes_per_node(), 7);
+  EXPECT_EQ(info.accessible_topology().segments().at("topology.sample.csi.example.com/zone"),
+            "z1");
+
+  csi::v1::NodeGetCapabilitiesResponse capabilities;
+  ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
+  EXPECT_EQ(capabilities.capabilities_size(), 0);  // No stage/unstage.
+}
+
+TEST_F(SampleDriverTest, MalformedPublishIsInvalidArgument) {
+  struct Case {
+    const char* name;
+    std::function<void(csi::v1::NodePublishVolumeRequest*)> mutate;
+    const char* message;
+  } cases[] = {
+      {"no volume_id", [](auto* r) { r->clear_volume_id(); }, "volume_id is required"},
+      {"no target_path", [](auto* r) { r->clear_target_path(); }, "target_path is required"},
+      {"relative target", [](auto* r) { r->set_target_path("pod/mount"); }, "is not absolute"},
+      {"no capability", [](auto* r) { r->clear_volume_capability(); },
+       "volume_capability is required"},
+      {"no access mode", [](auto* r) { r->mutable_volume_capability()->clear_access_mode(); },
+       "access_mode is required"},
+      {"unknown access mode",
+       [](auto* r) { r->mutable_volume_capability()->mutable_access_mode()->set_mode({}); },
+       "access_mode is required"},
+      {"block", [](auto* r) { r->mutable_volume_capability()->mutable_block(); },
+       "block access is not supported"},
+      {"no access type", [](auto* r) { r->mutable_volume_capability()->clear_mount(); },
+       "access_type (mount) is required"},
+      {"key escapes dir", [](auto* r) { (*r->mutable_volume_context())["../x"] = "1"; },
+       "cannot be a file name"},
+      {"key with space", [](auto* r) { (*r->mutable_volume_context())["a b"] = "1"; },
+       "cannot be a file name"},
+  };
+  for (const Case& c : cases) {
+    csi::v1::NodePublishVolumeRequest request = ValidPublish();
+    c.mutate(&request);
+    grpc::Status status = Publish(request);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.name;
+    EXPECT_THAT(status.error_message(), HasSubstr(c.message)) << c.name;
+    struct stat st;
+    EXPECT_NE(stat(dir_.Join("pod/mount").c_str(), &st), 0) << c.name << ": target was created";
+  }
+}
+
+TEST_F(SampleDriverTest, MalformedUnpublishIsInvalidArgument) {
+  EXPECT_EQ(Unpublish("", dir_.Join("pod/mount")).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Unpublish("csi-abc", "").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(SampleDriverTest, PublishWritesOneFilePerKeyAndUnpublishRemovesThem) {
+  const std::string target = dir_.Join("pod/mount");
+  ASSERT_TRUE(Publish(ValidPublish()).ok());
+  std::string contents;
+  ASSERT_TRUE(ReadFile(target + "/csi.storage.k8s.io_pod.name", &contents));
+  EXPECT_EQ(contents, "web-0");
+  ASSERT_TRUE(ReadFile(target + "/color", &contents));
+  EXPECT_EQ(contents, "blue");
+  // Secrets never reach the disk.
+  ASSERT_TRUE(ReadFile(target + "/" + kMarkerFile, &contents));
+  EXPECT_THAT(contents, ::testing::Not(HasSubstr("hunter2")));
+  EXPECT_FALSE(ReadFile(target + "/password", &contents));
+
+  // Idempotent: the same call again succeeds and changes nothing.
+  ASSERT_TRUE(Publish(ValidPublish()).ok());
+  // The same target with other arguments is ALREADY_EXISTS.
+  csi::v1::NodePublishVolumeRequest other = ValidPublish();
+  (*other.mutable_volume_context())["color"] = "red";
+  EXPECT_EQ(Publish(other).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  other = ValidPublish();
+  other.set_readonly(true);
+  EXPECT_EQ(Publish(other).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  ASSERT_TRUE(ReadFile(target + "/color", &contents));
+  EXPECT_EQ(contents, "blue");
+
+  // Another volume's ID does not unpublish this one.
+  EXPECT_EQ(Unpublish("csi-other", target).error_code(), grpc::StatusCode::NOT_FOUND);
+  ASSERT_TRUE(Unpublish("csi-abc", target).ok());
+  struct stat st;
+  EXPECT_NE(stat(target.c_str(), &st), 0);
+  EXPECT_EQ(stat(dir_.Join("pod").c_str(), &st), 0);  // The parent belongs to the CO.
+  // Idempotent.
+  EXPECT_TRUE(Unpublish("csi-abc", target).ok());
+}
+
+TEST_F(SampleDriverTest, ReadonlyVolumeFilesAreReadOnly) {
+  csi::v1::NodePublishVolumeRequest request = ValidPublish();
+  request.set_readonly(true);
+  ASSERT_TRUE(Publish(request).ok());
+  struct stat st;
+  ASSERT_EQ(stat(dir_.Join("pod/mount/color").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0444);
+}
+
+TEST_F(SampleDriverTest, MissingParentIsFailedPrecondition) {
+  csi::v1::NodePublishVolumeRequest request = ValidPublish();
+  request.set_target_path(dir_.Join("nopod/mount"));
+  EXPECT_EQ(Publish(request).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(SampleDriverTest, UnpublishLeavesForeignDataAlone) {
+  const std::string target = dir_.Join("pod/mount");
+  ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
+  ASSERT_TRUE(::ndr::testing::WriteFile(target + "/data", "precious"));
+  EXPECT_EQ(Unpublish("csi-abc", target).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  std::string contents;
+  EXPECT_TRUE(ReadFile(target + "/data", &contents));
+}
+
+TEST_F(SampleDriverTest, RejectPodInfo) {
+  server_->Shutdown();
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  DriverOptions options;
+  options.node_id = "n";
+  options.reject_pod_info = true;
+  Start(options);
+  grpc::Status status = Publish(ValidPublish());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("csi.storage.k8s.io/pod.name"));
+  csi::v1::NodePublishVolumeRequest plain = ValidPublish();
+  plain.mutable_volume_context()->erase("csi.storage.k8s.io/pod.name");
+  EXPECT_TRUE(Publish(plain).ok());
+}
+
+TEST(ValidateDriverOptionsTest, Table) {
+  struct Case {
+    const char* name;
+    std::function<void(DriverOptions*)> mutate;
+    const char* error;  // nullptr: valid
+  } cases[] = {
+      {"defaults", [](DriverOptions*) {}, nullptr},
+      {"bad name", [](DriverOptions* o) { o->name = "../../etc/x"; }, "--drivername"},
+      {"long name", [](DriverOptions* o) { o->name = std::string(64, 'a'); }, "--drivername"},
+      {"empty node id", [](DriverOptions* o) { o->node_id = ""; }, "--nodeid: must not be empty"},
+      {"long node id", [](DriverOptions* o) { o->node_id = std::string(257, 'n'); },
+       "257 bytes"},
+      {"256-byte node id", [](DriverOptions* o) { o->node_id = std::string(256, 'n'); }, nullptr},
+      {"negative max", [](DriverOptions* o) { o->max_volumes_per_node = -1; },
+       "--max-volumes-per-node"},
+  };
+  for (const Case& c : cases) {
+    DriverOptions options;
+    options.node_id = "n";
+    c.mutate(&options);
+    absl::Status status = ValidateDriverOptions(options);
+    if (c.error == nullptr) {
+      EXPECT_THAT(status, IsOk()) << c.name;
+    } else {
+      EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument, c.error)) << c.name;
+    }
+  }
+}
+
+TEST(ParseTopologyTest, Table) {
+  auto ok = ParseTopology("a/zone=z1, b=r2");
+  ASSERT_THAT(ok, IsOk());
+  EXPECT_EQ(ok->size(), 2u);
+  EXPECT_EQ(ok->at("a/zone"), "z1");
+  EXPECT_EQ(ok->at("b"), "r2");
+  EXPECT_THAT(ParseTopology(""), IsOk());
+  EXPECT_THAT(ParseTopology("novalue"), StatusIs(absl::StatusCode::kInvalidArgument, "key=value"));
+  EXPECT_THAT(ParseTopology("=v"), StatusIs(absl::StatusCode::kInvalidArgument, "key=value"));
+  EXPECT_THAT(ParseTopology("a=1,a=2"), StatusIs(absl::StatusCode::kInvalidArgument, "twice"));
+}
+
+}  // namespace
+}  // namespace ndr::sample

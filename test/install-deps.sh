@@ -1,0 +1,42 @@
+# Sourced by test/demo.sh and test/run-tests.sh: installs the Debian packages this project needs
+# when any of them is missing, and nothing else. Needs root (or sudo) only when it installs.
+
+NDR_PACKAGES=(
+  bazel-bootstrap bazel-platforms bazel-rules-java bazel-rules-proto bazel-skylib
+  g++ pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgflags-dev libgoogle-glog-dev libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev
+  libcpp-httplib-dev libyaml-cpp-dev nlohmann-json3-dev
+)
+
+ndr_install_deps() {
+  local missing=() pkg
+  for pkg in "${NDR_PACKAGES[@]}" "$@"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+
+  echo "==> Installing missing Debian packages: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      echo "error: these Debian packages are missing and installing them needs root:" >&2
+      echo "  apt-get install ${missing[*]}" >&2
+      return 1
+    fi
+  fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+}
+
+# Bazel options for scripts: quiet, non-interactive output when run by CI or without a terminal.
+ndr_bazel_flags() {
+  if [ -n "${CI:-}" ] || [ ! -t 1 ]; then
+    echo "--color=no --curses=no --show_progress_rate_limit=60"
+  fi
+}

@@ -1,0 +1,46 @@
+// A child process for integration tests: started from a runfiles-relative binary, its stderr
+// captured to a file, killed and reaped when the object goes away.
+#ifndef NDR_TEST_UTIL_SUBPROCESS_H_
+#define NDR_TEST_UTIL_SUBPROCESS_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace ndr::testing {
+
+// Absolute path of a file in this test's runfiles, e.g. Runfile("registrar/csi-node-driver-registrar").
+std::string Runfile(const std::string& workspace_relative_path);
+
+class Subprocess {
+ public:
+  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_path` (appended).
+  Subprocess(std::vector<std::string> argv, std::string log_path);
+  ~Subprocess();  // SIGKILL and reap if still running.
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool Signal(int signal);
+
+  // Waits up to `timeout` for the process to end. Returns its exit code, or 128 + the signal
+  // number if a signal ended it, or nullopt if it is still running.
+  std::optional<int> Wait(absl::Duration timeout);
+  bool Running();
+
+  // Everything the process has written so far.
+  std::string Log() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+  std::string log_path_;
+};
+
+}  // namespace ndr::testing
+
+#endif  // NDR_TEST_UTIL_SUBPROCESS_H_
