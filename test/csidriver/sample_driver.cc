@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <mutex>
+
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -221,7 +223,7 @@ grpc::Status NodeService::NodePublishVolume(grpc::ServerContext*,
             << " target_path=" << request->target_path() << " readonly=" << request->readonly()
             << " volume_context_keys=" << request->volume_context().size()
             << " secrets=[" << absl::StrJoin(secret_keys, ",") << "] (values not logged)";
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   absl::Status status = Publish(*request);
   if (!status.ok()) LOG(WARNING) << "NodePublishVolume " << request->volume_id() << ": " << status;
   return ToGrpc(status);
@@ -301,7 +303,7 @@ grpc::Status NodeService::NodeUnpublishVolume(grpc::ServerContext*,
                                               csi::v1::NodeUnpublishVolumeResponse*) {
   LOG(INFO) << "NodeUnpublishVolume volume_id=" << request->volume_id()
             << " target_path=" << request->target_path();
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   absl::Status status = Unpublish(*request);
   if (!status.ok()) {
     LOG(WARNING) << "NodeUnpublishVolume " << request->volume_id() << ": " << status;

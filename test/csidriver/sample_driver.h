@@ -22,7 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
 #include "api/csi/csi.grpc.pb.h"
 
 namespace ndr::sample {
@@ -101,7 +101,7 @@ class NodeService final : public csi::v1::Node::Service {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const DriverOptions options_;
-  absl::Mutex mu_;
+  std::mutex mu_;
 };
 
 }  // namespace ndr::sample

@@ -1,0 +1,77 @@
+// csi-node-driver-registrar: registers a CSI driver with kubelet. See registrar.h.
+//
+// Flags keep the Go node-driver-registrar's names and defaults, so that existing manifests work
+// unchanged; gflags accepts --csi-address for csi_address.
+#include <iostream>
+
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "registrar/options.h"
+#include "registrar/registrar.h"
+#include "registrar/version.h"
+
+DEFINE_string(csi_address, "/run/csi/socket",
+              "Path of the CSI driver's socket (or a unix:// URL) inside this container.");
+DEFINE_string(kubelet_registration_path, "",
+              "Path of the CSI driver's socket on the host, as kubelet dials it. Required.");
+DEFINE_string(plugin_registration_path, "/registration",
+              "Directory (kubelet's plugins_registry, mounted) where the registration socket "
+              "<driver>-reg.sock is created.");
+DEFINE_string(timeout, "1s", "Deadline of each GetPluginInfo attempt and of the health check.");
+DEFINE_string(http_endpoint, "",
+              "host:port of the HTTP server for /healthz and /metrics, e.g. :9809. Empty: off.");
+DEFINE_int64(health_port, 0,
+             "Deprecated: TCP port of the HTTP server (0: off). Use --http-endpoint.");
+DEFINE_string(mode, "registration",
+              "Deprecated. kubelet-registration-probe only exits 0, as in the Go registrar.");
+DEFINE_string(connection_timeout, "0s",
+              "How long to wait for the CSI driver at start; 0 waits forever.");
+DEFINE_bool(enable_pprof, false, "Accepted for compatibility; has no effect.");
+DEFINE_bool(requires_publish_pod, false,
+            "Tell kubelet (CSIRegistration.GetCSIDriverInfo) that the driver wants pod "
+            "information in NodePublishVolume.");
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "csi-node-driver-registrar --kubelet-registration-path=/var/lib/kubelet/plugins/<driver>/"
+      "csi.sock [--csi-address=/csi/csi.sock] [flags]");
+  gflags::SetVersionString(ndr::registrar::kVersion);
+  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc > 1) {
+    std::cerr << "csi-node-driver-registrar: unexpected argument \"" << argv[1]
+              << "\"; all options are --flags" << std::endl;
+    return 1;
+  }
+
+  ndr::registrar::RawFlags flags;
+  flags.csi_address = FLAGS_csi_address;
+  flags.kubelet_registration_path = FLAGS_kubelet_registration_path;
+  flags.plugin_registration_path = FLAGS_plugin_registration_path;
+  flags.timeout = FLAGS_timeout;
+  flags.http_endpoint = FLAGS_http_endpoint;
+  flags.health_port = FLAGS_health_port;
+  flags.mode = FLAGS_mode;
+  flags.connection_timeout = FLAGS_connection_timeout;
+  flags.enable_pprof = FLAGS_enable_pprof;
+  flags.requires_publish_pod = FLAGS_requires_publish_pod;
+  absl::StatusOr<ndr::registrar::Options> options = ndr::registrar::ParseOptions(flags);
+  if (!options.ok()) {
+    std::cerr << "csi-node-driver-registrar: " << options.status().message() << std::endl;
+    return 1;
+  }
+  if (options->registration_probe_mode) {
+    LOG(INFO) << "--mode=kubelet-registration-probe is deprecated and does nothing; exiting 0";
+    return 0;
+  }
+  LOG(INFO) << "csi-node-driver-registrar " << ndr::registrar::kVersion;
+
+  ndr::registrar::BlockTerminationSignals();
+  ndr::registrar::Registrar registrar(*std::move(options));
+  if (absl::Status status = registrar.Run(); !status.ok()) {
+    LOG(ERROR) << status.message();
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+#include "registrar/metrics.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ndr::registrar {
+namespace {
+
+void Counter(std::string* out, const char* name, const char* help, const char* labels,
+             uint64_t value, bool header = true) {
+  if (header) {
+    absl::StrAppend(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " counter\n");
+  }
+  absl::StrAppend(out, name, labels, " ", value, "\n");
+}
+
+}  // namespace
+
+std::string RenderPrometheus(const Metrics& m) {
+  std::string out;
+  Counter(&out, "csi_node_driver_registrar_registrations_total",
+          "Registrations kubelet confirmed with NotifyRegistrationStatus.", "",
+          m.registrations.load());
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_total",
+          "Registrations kubelet refused with NotifyRegistrationStatus.", "", m.refusals.load());
+  Counter(&out, "csi_node_driver_registrar_socket_recreations_total",
+          "Registration sockets created again after being deleted or replaced.", "",
+          m.socket_recreations.load());
+  Counter(&out, "csi_node_driver_registrar_driver_reconnects_total",
+          "Times the CSI driver's socket reappeared and its name was asked again.", "",
+          m.driver_reconnects.load());
+  Counter(&out, "csi_node_driver_registrar_health_checks_total", "Answers of /healthz by result.",
+          "{result=\"ok\"}", m.health_ok.load());
+  Counter(&out, "csi_node_driver_registrar_health_checks_total", "",
+          "{result=\"socket_missing\"}", m.health_socket_missing.load(), false);
+  Counter(&out, "csi_node_driver_registrar_health_checks_total", "", "{result=\"failed\"}",
+          m.health_failed.load(), false);
+  return out;
+}
+
+}  // namespace ndr::registrar

@@ -1,0 +1,32 @@
+// The registrar's counters, rendered in the Prometheus text exposition format on /metrics.
+// Thread-safe: counters are atomics.
+#ifndef NDR_REGISTRAR_METRICS_H_
+#define NDR_REGISTRAR_METRICS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace ndr::registrar {
+
+struct Metrics {
+  // NotifyRegistrationStatus(plugin_registered=true) calls.
+  std::atomic<uint64_t> registrations{0};
+  // NotifyRegistrationStatus(plugin_registered=false) calls.
+  std::atomic<uint64_t> refusals{0};
+  // Registration sockets created again after being deleted or replaced.
+  std::atomic<uint64_t> socket_recreations{0};
+  // Times the driver's socket reappeared and its name was asked again.
+  std::atomic<uint64_t> driver_reconnects{0};
+  // /healthz answers by outcome.
+  std::atomic<uint64_t> health_ok{0};
+  std::atomic<uint64_t> health_socket_missing{0};
+  std::atomic<uint64_t> health_failed{0};
+};
+
+// All counters, with HELP and TYPE lines, newline-terminated.
+std::string RenderPrometheus(const Metrics& metrics);
+
+}  // namespace ndr::registrar
+
+#endif  // NDR_REGISTRAR_METRICS_H_

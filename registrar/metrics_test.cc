@@ -1,0 +1,38 @@
+#include "registrar/metrics.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ndr::registrar {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MetricsTest, RendersPrometheusText) {
+  Metrics metrics;
+  metrics.registrations = 2;
+  metrics.refusals = 1;
+  metrics.socket_recreations = 3;
+  metrics.driver_reconnects = 4;
+  metrics.health_ok = 5;
+  metrics.health_socket_missing = 6;
+  metrics.health_failed = 7;
+  const std::string text = RenderPrometheus(metrics);
+  EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_registrations_total counter\n"
+                              "csi_node_driver_registrar_registrations_total 2\n"));
+  EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_registration_refusals_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_socket_recreations_total 3\n"));
+  EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_driver_reconnects_total 4\n"));
+  EXPECT_THAT(text,
+              HasSubstr("\ncsi_node_driver_registrar_health_checks_total{result=\"ok\"} 5\n"));
+  EXPECT_THAT(text, HasSubstr("{result=\"socket_missing\"} 6\n"));
+  EXPECT_THAT(text, HasSubstr("{result=\"failed\"} 7\n"));
+  // One HELP/TYPE header per metric family, even with several label sets.
+  size_t headers = 0;
+  for (size_t at = 0; (at = text.find("# TYPE ", at)) != std::string::npos; ++at) ++headers;
+  EXPECT_EQ(headers, 5u);
+  EXPECT_EQ(text.back(), '\n');
+}
+
+}  // namespace
+}  // namespace ndr::registrar

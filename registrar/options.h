@@ -1,0 +1,64 @@
+// The registrar's command line, as plain data, and its validation.
+//
+// main.cc copies the gflags into RawFlags; ParseOptions turns them into Options or returns a
+// one-line error naming the offending flag. Nothing here touches the filesystem, so a bad
+// command line fails before anything is created on disk. The flag names and defaults are those of
+// the Go node-driver-registrar, so existing manifests work unchanged.
+#ifndef NDR_REGISTRAR_OPTIONS_H_
+#define NDR_REGISTRAR_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace ndr::registrar {
+
+// The flag values exactly as given, before validation. Defaults are the Go registrar's.
+struct RawFlags {
+  std::string csi_address = "/run/csi/socket";
+  std::string kubelet_registration_path;  // required
+  std::string plugin_registration_path = "/registration";
+  std::string timeout = "1s";
+  std::string http_endpoint;  // empty: no HTTP server
+  int64_t health_port = 0;    // deprecated; 0: off
+  std::string mode = "registration";
+  std::string connection_timeout = "0s";
+  bool enable_pprof = false;
+  bool requires_publish_pod = false;
+};
+
+// Validated options; every field is safe to use as is.
+struct Options {
+  // Filesystem path of the CSI driver's socket (--csi-address, "unix://" stripped).
+  std::string csi_socket_path;
+  // Path kubelet uses to reach the driver; returned as PluginInfo.endpoint and
+  // CSIDriverInfo.csi_endpoint (--kubelet-registration-path).
+  std::string kubelet_registration_path;
+  // Directory in which the registration socket is created (--plugin-registration-path).
+  std::string plugin_registration_dir;
+  // Deadline of each GetPluginInfo attempt and of the health check's GetInfo (--timeout).
+  absl::Duration timeout = absl::Seconds(1);
+  // How long to wait for the driver at start; zero waits forever (--connection-timeout).
+  absl::Duration connection_timeout = absl::ZeroDuration();
+  // HTTP listen address for /healthz and /metrics; port 0 means no HTTP server. An empty host
+  // means all interfaces.
+  std::string http_host;
+  int http_port = 0;
+  // Answer of CSIRegistration.GetCSIDriverInfo's options.requires_publish_pod.
+  bool requires_publish_pod = false;
+  // --mode=kubelet-registration-probe: the deprecated probe mode, which only exits 0.
+  bool registration_probe_mode = false;
+  // --enable-pprof was given; it has no effect here and only earns a warning.
+  bool pprof_requested = false;
+};
+
+absl::StatusOr<Options> ParseOptions(const RawFlags& flags);
+
+// Parses a Go duration ("1s", "500ms", "1m30s"); `flag` names the flag in the error.
+absl::StatusOr<absl::Duration> ParseGoDuration(const std::string& text, const std::string& flag);
+
+}  // namespace ndr::registrar
+
+#endif  // NDR_REGISTRAR_OPTIONS_H_

@@ -1,0 +1,61 @@
+// Where the registration socket goes, and how to tell it apart from whatever else may be at
+// that path.
+//
+// The socket is <plugin-registration-path>/<driver name>-reg.sock. The driver name comes from
+// the driver, so it is checked against the CSI naming rules before it becomes part of a path:
+// no name can point outside the directory. A file is identified by device and inode, so the
+// registrar only ever removes a socket it created itself, even if another process has put its
+// own socket at the same path in the meantime.
+#ifndef NDR_REGISTRAR_REG_SOCKET_H_
+#define NDR_REGISTRAR_REG_SOCKET_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ndr::registrar {
+
+// Device and inode of a file.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId& other) const { return dev == other.dev && ino == other.ino; }
+  bool operator!=(const FileId& other) const { return !(*this == other); }
+};
+
+// <dir>/<driver_name>-reg.sock, after checking the name against the CSI rules and the result
+// against the unix socket path limit.
+absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
+                                                   const std::string& driver_name);
+
+// OK if `dir` exists and is a directory; otherwise an error naming it.
+absl::Status CheckRegistrationDir(const std::string& dir);
+
+// What is at a path, as far as the registrar is concerned.
+enum class PathState {
+  kMissing,     // nothing
+  kOurs,        // the socket with the given FileId
+  kSocket,      // some other socket
+  kNotASocket,  // a regular file, directory, symlink, ...
+};
+PathState Inspect(const std::string& path, const std::optional<FileId>& ours);
+
+// The FileId of the socket at `path`.
+absl::StatusOr<FileId> SocketId(const std::string& path);
+
+// Whether a process accepts connections on the unix socket at `path` (a stale socket, left by a
+// killed process, refuses them).
+bool SocketAnswers(const std::string& path);
+
+// Removes `path` if it is still the socket `ours`; leaves anything else alone. Call it while
+// the socket is still open: a bound socket keeps its inode, whereas the inode number of a closed
+// and unlinked one may be given to the next file created.
+void RemoveIfOurs(const std::string& path, const FileId& ours);
+
+}  // namespace ndr::registrar
+
+#endif  // NDR_REGISTRAR_REG_SOCKET_H_

@@ -1,0 +1,352 @@
+#include "registrar/registrar.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "registrar/health.h"
+#include "registrar/reg_socket.h"
+
+namespace ndr::registrar {
+namespace {
+
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+absl::Status ErrnoError(absl::string_view what) {
+  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  sigset_t set = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Registrar::Registrar(Options options) : options_(std::move(options)) {}
+
+Registrar::~Registrar() {
+  prober_.reset();
+  http_.reset();
+  server_.reset();
+  for (int fd : {signal_fd_, inotify_fd_, wake_fd_}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void Registrar::Wake() {
+  const uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+absl::Status Registrar::Setup() {
+  // Sockets are created 0700 and files 0600 from the start: never accessible to group or others.
+  umask(077);
+  if (options_.pprof_requested) {
+    LOG(WARNING) << "--enable-pprof has no effect: this registrar is not a Go program";
+  }
+  if (absl::Status s = CheckRegistrationDir(options_.plugin_registration_dir); !s.ok()) return s;
+
+  sigset_t signals = TerminationSignals();
+  signal_fd_ = signalfd(-1, &signals, SFD_CLOEXEC);
+  if (signal_fd_ < 0) return ErrnoError("signalfd");
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return ErrnoError("eventfd");
+  inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (inotify_fd_ < 0) return ErrnoError("inotify_init1");
+
+  registration_dir_watch_ = inotify_add_watch(
+      inotify_fd_, options_.plugin_registration_dir.c_str(),
+      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+          IN_ONLYDIR);
+  if (registration_dir_watch_ < 0) {
+    return ErrnoError(absl::StrCat("watch ", options_.plugin_registration_dir));
+  }
+  const std::string csi_dir = DirName(options_.csi_socket_path);
+  csi_socket_name_ = BaseName(options_.csi_socket_path);
+  csi_dir_watch_ = inotify_add_watch(inotify_fd_, csi_dir.c_str(),
+                                     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
+                                         IN_ONLYDIR);
+  if (csi_dir_watch_ < 0) {
+    LOG(WARNING) << "Cannot watch the CSI driver's socket directory " << csi_dir << " ("
+                 << strerror(errno) << "): a restarting driver will not be noticed";
+  }
+
+  if (options_.http_port > 0) {
+    absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+        options_.http_host, options_.http_port,
+        [this](const std::string& path) { return HandleHttp(path); });
+    if (!http.ok()) {
+      return absl::Status(http.status().code(),
+                          absl::StrCat("--http-endpoint: ", http.status().message()));
+    }
+    http_ = *std::move(http);
+    LOG(INFO) << "Serving /healthz and /metrics on "
+              << (options_.http_host.empty() ? "*" : options_.http_host) << ":" << http_->port();
+  }
+
+  prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
+                                           options_.connection_timeout, [this] { Wake(); });
+  LOG(INFO) << "Asking the CSI driver at " << options_.csi_socket_path << " for its name";
+  prober_->Query(/*bounded=*/true);
+  return absl::OkStatus();
+}
+
+absl::Status Registrar::Run() {
+  if (absl::Status s = Setup(); !s.ok()) return s;
+  while (true) {
+    pollfd fds[] = {{signal_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("poll");
+    }
+    if (fds[0].revents & POLLIN) return HandleSignal();
+    if (fds[1].revents & POLLIN) {
+      if (absl::Status s = HandleInotify(); !s.ok()) return s;
+    }
+    if (fds[2].revents & POLLIN) {
+      if (absl::Status s = HandleWakeup(); !s.ok()) return s;
+    }
+  }
+}
+
+absl::Status Registrar::HandleSignal() {
+  signalfd_siginfo info;
+  (void)!read(signal_fd_, &info, sizeof(info));
+  LOG(INFO) << "Received " << (info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": removing the registration socket and exiting";
+  prober_->Stop();
+  StopServer();
+  return absl::OkStatus();
+}
+
+void Registrar::StopServer() {
+  if (server_ == nullptr) return;
+  // The socket goes first, so that kubelet deregisters the driver at once.
+  RemoveIfOurs(server_->path(), server_->id());
+  server_.reset();
+}
+
+absl::Status Registrar::HandleWakeup() {
+  uint64_t count;
+  (void)!read(wake_fd_, &count, sizeof(count));
+  std::optional<std::string> refusal;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusal = refusal_;
+  }
+  if (refusal.has_value()) {
+    prober_->Stop();
+    StopServer();
+    return absl::FailedPreconditionError(
+        absl::StrCat("kubelet refused to register the driver: ", *refusal));
+  }
+  std::optional<absl::StatusOr<std::string>> result = prober_->TakeResult();
+  if (!result.has_value()) return absl::OkStatus();
+  if (!result->ok()) {
+    if (absl::IsCancelled(result->status())) return absl::OkStatus();
+    return result->status();
+  }
+  return HandleDriverName(**result);
+}
+
+absl::Status Registrar::HandleDriverName(const std::string& name) {
+  if (wanted_.has_value() && wanted_->driver_name == name) {
+    LOG(INFO) << "CSI driver answered again with the same name " << name
+              << ": the registration stays as it is";
+    return Reconcile();
+  }
+  absl::StatusOr<std::string> path = RegistrationSocketPath(options_.plugin_registration_dir, name);
+  if (!path.ok()) return path.status();
+  RegistrationInfo info{name, options_.kubelet_registration_path, options_.requires_publish_pod};
+  if (wanted_.has_value()) {
+    LOG(INFO) << "CSI driver name changed from " << wanted_->driver_name << " to " << name
+              << ": moving the registration socket from " << wanted_path_ << " to " << *path;
+  } else {
+    LOG(INFO) << "CSI driver name is " << name;
+  }
+  StopServer();
+  blocked_ = yielded_ = false;
+  wanted_ = info;
+  wanted_path_ = *path;
+  // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
+  // during a rolling update the newer registrar must win.
+  return StartServer(wanted_path_, info);
+}
+
+absl::Status Registrar::StartServer(const std::string& path, const RegistrationInfo& info) {
+  absl::StatusOr<std::unique_ptr<RegistrationServer>> server = RegistrationServer::Start(
+      path, info, [this](bool registered, const std::string& error) { OnNotify(registered, error); });
+  if (!server.ok()) return server.status();
+  server_ = *std::move(server);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    health_path_ = path;
+    health_name_ = info.driver_name;
+  }
+  LOG(INFO) << "Registration socket " << path << " is serving driver " << info.driver_name
+            << " (endpoint " << info.endpoint << ", requires_publish_pod "
+            << (info.requires_publish_pod ? "true" : "false") << ")";
+  return absl::OkStatus();
+}
+
+absl::Status Registrar::Reconcile() {
+  if (!wanted_.has_value()) return absl::OkStatus();
+  const std::optional<FileId> ours =
+      server_ != nullptr ? std::optional<FileId>(server_->id()) : std::nullopt;
+  switch (Inspect(wanted_path_, ours)) {
+    case PathState::kOurs:
+      return absl::OkStatus();
+    case PathState::kNotASocket:
+      if (!blocked_) {
+        LOG(ERROR) << "Registration socket " << wanted_path_
+                   << " was replaced by a file that is not a socket; leaving it untouched. "
+                      "Kubelet cannot reach this driver until that file is removed.";
+        server_.reset();
+        blocked_ = true;
+      }
+      return absl::OkStatus();
+    case PathState::kSocket:
+      if (SocketAnswers(wanted_path_)) {
+        if (!yielded_) {
+          LOG(WARNING) << "Registration socket " << wanted_path_
+                       << " was replaced by another process's socket, which answers; leaving "
+                          "the registration to that process";
+          server_.reset();
+          yielded_ = true;
+        }
+        return absl::OkStatus();
+      }
+      LOG(INFO) << "Registration socket " << wanted_path_
+                << " was replaced by a stale socket; creating ours again";
+      break;
+    case PathState::kMissing:
+      LOG(INFO) << "Registration socket " << wanted_path_ << " was deleted; creating it again";
+      break;
+  }
+  server_.reset();
+  blocked_ = yielded_ = false;
+  absl::Status status = StartServer(wanted_path_, *wanted_);
+  if (status.ok()) ++metrics_.socket_recreations;
+  if (absl::IsFailedPrecondition(status)) {
+    // A non-socket appeared between our check and the rename; wait for it to go away.
+    LOG(ERROR) << status.message();
+    blocked_ = true;
+    return absl::OkStatus();
+  }
+  return status;
+}
+
+absl::Status Registrar::HandleInotify() {
+  alignas(inotify_event) char buffer[16 * 1024];
+  bool registration_changed = false;
+  bool driver_appeared = false;
+  while (true) {
+    ssize_t n = read(inotify_fd_, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (char* p = buffer; p < buffer + n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(p);
+      p += sizeof(inotify_event) + event->len;
+      const std::string name = event->len > 0 ? event->name : "";
+      if (event->mask & IN_Q_OVERFLOW) {
+        registration_changed = true;  // Events were lost: check everything.
+        driver_appeared = true;
+        continue;
+      }
+      if (event->wd == registration_dir_watch_) {
+        if (event->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "registration directory ", options_.plugin_registration_dir,
+              " was removed or moved away; the registration socket cannot be kept there"));
+        }
+        if (wanted_.has_value() && name == BaseName(wanted_path_)) registration_changed = true;
+      } else if (event->wd == csi_dir_watch_ && name == csi_socket_name_) {
+        if (event->mask & (IN_CREATE | IN_MOVED_TO)) {
+          driver_appeared = true;
+        } else {
+          LOG(INFO) << "CSI driver socket " << options_.csi_socket_path
+                    << " was removed; waiting for the driver to come back";
+        }
+      }
+    }
+  }
+  if (driver_appeared) {
+    if (wanted_.has_value()) {
+      LOG(INFO) << "CSI driver socket " << options_.csi_socket_path
+                << " appeared again: the driver restarted; asking its name again";
+      ++metrics_.driver_reconnects;
+      prober_->Query(/*bounded=*/false);
+    } else {
+      prober_->Nudge();  // Still starting up: try right away.
+    }
+  }
+  if (registration_changed) return Reconcile();
+  return absl::OkStatus();
+}
+
+void Registrar::OnNotify(bool registered, const std::string& error) {
+  if (registered) {
+    ++metrics_.registrations;
+    LOG(INFO) << "Kubelet registered the driver";
+    return;
+  }
+  ++metrics_.refusals;
+  LOG(ERROR) << "Kubelet refused the registration: " << error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusal_ = error;
+  }
+  Wake();
+}
+
+HttpResponse Registrar::HandleHttp(const std::string& path) {
+  if (path == "/healthz") {
+    std::string socket_path, name;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      socket_path = health_path_;
+      name = health_name_;
+    }
+    HttpResponse response = CheckHealth(socket_path, name, options_.timeout);
+    if (response.code == 200) {
+      ++metrics_.health_ok;
+    } else if (response.code == 404) {
+      ++metrics_.health_socket_missing;
+    } else {
+      ++metrics_.health_failed;
+    }
+    if (response.code != 200) LOG(WARNING) << "Health check failed: " << response.body;
+    return response;
+  }
+  if (path == "/metrics") {
+    return {200, RenderPrometheus(metrics_), "text/plain; version=0.0.4; charset=utf-8"};
+  }
+  return {404, "not found: try /healthz or /metrics\n"};
+}
+
+}  // namespace ndr::registrar

@@ -1,0 +1,94 @@
+// The node-driver-registrar: learns the CSI driver's name, serves kubelet's plugin-registration
+// API on <plugin-registration-path>/<name>-reg.sock, and keeps that socket there.
+//
+// Everything is driven by events on one thread: a signalfd (SIGTERM, SIGINT), an inotify
+// descriptor watching the registration directory and the driver's socket directory, and an
+// eventfd through which the driver prober and kubelet's NotifyRegistrationStatus report. There
+// is no timer and no polling loop; an idle registrar sleeps in poll(2).
+//
+// Beyond the Go registrar it
+//  - waits for a slow driver instead of exiting after 30 s (--connection-timeout bounds the
+//    wait when positive);
+//  - validates the driver's name before it becomes part of a path;
+//  - recreates its socket within milliseconds when it is deleted, or replaced by a stale socket;
+//    a live socket of another process (a newer registrar during a rolling update) is left alone,
+//    and so is a file that is not a socket, with an error in the log;
+//  - notices the driver restarting (its socket reappearing), asks its name again and moves the
+//    registration socket when the name changed;
+//  - answers kubelet's refusal before exiting 1, and handles SIGINT like SIGTERM;
+//  - removes only the socket it created, never one another process put at the same path.
+#ifndef NDR_REGISTRAR_REGISTRAR_H_
+#define NDR_REGISTRAR_REGISTRAR_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include <mutex>
+#include "registrar/driver_prober.h"
+#include "registrar/http_server.h"
+#include "registrar/metrics.h"
+#include "registrar/options.h"
+#include "registrar/registration_server.h"
+
+namespace ndr::registrar {
+
+// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts later. main()
+// calls it before anything starts a thread, so that Run() can take the signals from a signalfd.
+void BlockTerminationSignals();
+
+class Registrar {
+ public:
+  explicit Registrar(Options options);
+  ~Registrar();
+  Registrar(const Registrar&) = delete;
+  Registrar& operator=(const Registrar&) = delete;
+
+  // Runs until SIGTERM or SIGINT (returns OK after removing the socket) or a fatal error
+  // (returned; the caller exits 1).
+  absl::Status Run();
+
+ private:
+  absl::Status Setup();
+  absl::Status HandleSignal();
+  absl::Status HandleInotify();
+  absl::Status HandleWakeup();
+  absl::Status HandleDriverName(const std::string& name);
+  // Makes the registration socket path hold our socket again if it was deleted or replaced.
+  absl::Status Reconcile();
+  absl::Status StartServer(const std::string& path, const RegistrationInfo& info);
+  void StopServer();
+  void OnNotify(bool registered, const std::string& error);
+  HttpResponse HandleHttp(const std::string& path);
+  void Wake();
+
+  const Options options_;
+  Metrics metrics_;
+  int signal_fd_ = -1;
+  int inotify_fd_ = -1;
+  int wake_fd_ = -1;
+  int registration_dir_watch_ = -1;
+  int csi_dir_watch_ = -1;
+  std::string csi_socket_name_;
+  std::unique_ptr<DriverProber> prober_;
+  std::unique_ptr<HttpServer> http_;
+
+  // Main-thread state.
+  std::optional<RegistrationInfo> wanted_;  // what the socket should serve, once the name is known
+  std::string wanted_path_;
+  std::unique_ptr<RegistrationServer> server_;  // null while another file holds the path
+  bool blocked_ = false;  // a file that is not a socket holds the path
+  bool yielded_ = false;  // another process's live socket holds the path
+
+  // Shared with gRPC and HTTP threads.
+  std::mutex mu_;
+  std::optional<std::string> refusal_ ABSL_GUARDED_BY(mu_);
+  std::string health_path_ ABSL_GUARDED_BY(mu_);
+  std::string health_name_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ndr::registrar
+
+#endif  // NDR_REGISTRAR_REGISTRAR_H_

@@ -1,0 +1,605 @@
+// The csi-node-driver-registrar binary as a real process, against the sample CSI driver (or a
+// fake driver in this test process) on real unix sockets, with this test playing kubelet.
+// Each test names the point of the registrar's behaviour it covers.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/csi/csi.grpc.pb.h"
+#include "api/csiregistration/csiregistration.grpc.pb.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::ndr::testing::WriteFile;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kRegistrar[] = "registrar/csi-node-driver-registrar";
+constexpr char kDriver[] = "test/csidriver/sample-csi-driver";
+constexpr char kKubeletPath[] = "/var/lib/kubelet/plugins/sample/csi.sock";
+constexpr char kDriverName[] = "sample.csi.example.com";
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+bool IsSocket(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+ino_t Inode(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+std::unique_ptr<grpc::ClientContext> Context(int seconds = 2) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return context;
+}
+
+std::shared_ptr<grpc::Channel> Channel(const std::string& socket) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel("unix:" + socket, grpc::InsecureChannelCredentials(), args);
+}
+
+// kubelet's side of the calls.
+grpc::Status GetInfo(const std::string& socket, pluginregistration::PluginInfo* info) {
+  return pluginregistration::Registration::NewStub(Channel(socket))
+      ->GetInfo(Context().get(), {}, info);
+}
+
+std::string InfoName(const std::string& socket) {
+  pluginregistration::PluginInfo info;
+  return GetInfo(socket, &info).ok() ? info.name() : "";
+}
+
+grpc::Status Notify(const std::string& socket, bool registered, const std::string& error) {
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(registered);
+  status.set_error(error);
+  pluginregistration::RegistrationStatusResponse response;
+  return pluginregistration::Registration::NewStub(Channel(socket))
+      ->NotifyRegistrationStatus(Context().get(), status, &response);
+}
+
+// A free TCP port on 127.0.0.1 (bound and released; the registrar binds it right after).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t length = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A minimal HTTP GET to 127.0.0.1:port; returns the status code and the body.
+int HttpGet(int port, const std::string& path, std::string* body) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
+  close(fd);
+  const size_t space = response.find(' ');
+  const size_t header_end = response.find("\r\n\r\n");
+  if (space == std::string::npos || header_end == std::string::npos) return -1;
+  *body = response.substr(header_end + 4);
+  return atoi(response.c_str() + space + 1);
+}
+
+// A CSI Identity service in this process whose answer the test controls.
+class FakeDriver final : public csi::v1::Identity::Service {
+ public:
+  explicit FakeDriver(const std::string& socket) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeDriver() override { server_->Shutdown(std::chrono::system_clock::now()); }
+
+  void Answer(const std::string& name, grpc::Status status = grpc::Status::OK) {
+    std::lock_guard<std::mutex> lock(mu_);
+    name_ = name;
+    status_ = status;
+  }
+  void Hang(absl::Duration delay) {
+    std::lock_guard<std::mutex> lock(mu_);
+    delay_ = delay;
+  }
+  int calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+  grpc::Status GetPluginInfo(grpc::ServerContext*, const csi::v1::GetPluginInfoRequest*,
+                             csi::v1::GetPluginInfoResponse* response) override {
+    absl::Duration delay;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++calls_;
+      delay = delay_;
+      response->set_name(name_);
+      if (!status_.ok()) return status_;
+    }
+    absl::SleepFor(delay);
+    return grpc::Status::OK;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string name_ ABSL_GUARDED_BY(mu_) = kDriverName;
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);
+  absl::Duration delay_ ABSL_GUARDED_BY(mu_);
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+class RegistrarTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(mkdir(csi_dir_.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(reg_dir_.c_str(), 0755), 0);
+  }
+
+  std::unique_ptr<Subprocess> StartDriver(const std::string& name = kDriverName) {
+    return std::make_unique<Subprocess>(
+        std::vector<std::string>{Runfile(kDriver), "--endpoint=unix://" + csi_socket_,
+                                 "--drivername=" + name, "--nodeid=node-1"},
+        dir_.Join("driver.log"));
+  }
+
+  std::unique_ptr<Subprocess> StartRegistrar(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Runfile(kRegistrar), "--csi-address=" + csi_socket_,
+                                     std::string("--kubelet-registration-path=") + kKubeletPath,
+                                     "--plugin-registration-path=" + reg_dir_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Subprocess>(argv, dir_.Join("registrar.log"));
+  }
+
+  std::string RegistrarLog() {
+    std::string log;
+    ReadFile(dir_.Join("registrar.log"), &log);
+    return log;
+  }
+
+  bool Serving(const std::string& name = kDriverName) {
+    return InfoName(reg_dir_ + "/" + name + "-reg.sock") == name;
+  }
+
+  TempDir dir_{"reg"};
+  const std::string csi_dir_ = dir_.Join("csi");
+  const std::string csi_socket_ = dir_.Join("csi/csi.sock");
+  const std::string reg_dir_ = dir_.Join("reg");
+  const std::string reg_socket_ = reg_dir_ + "/" + kDriverName + "-reg.sock";
+};
+
+// 1. Flags: invalid combinations are one-line errors naming the flag, exit 1, nothing on disk.
+TEST_F(RegistrarTest, InvalidFlagsExit1BeforeCreatingAnything) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  } cases[] = {
+      {{"--kubelet-registration-path="}, "--kubelet-registration-path: is required"},
+      {{"--timeout=1"}, "--timeout"},
+      {{"--timeout=0s"}, "--timeout"},
+      {{"--connection-timeout=forever"}, "--connection-timeout"},
+      {{"--http-endpoint=:9809", "--health-port=9808"}, "--health-port: may not be combined"},
+      {{"--http-endpoint=nohost"}, "--http-endpoint"},
+      {{"--mode=other"}, "--mode"},
+      {{"--csi-address=tcp://127.0.0.1:1"}, "--csi-address"},
+      {{"--no-such-flag"}, "unknown command line flag"},
+  };
+  auto driver = StartDriver();
+  for (const Case& c : cases) {
+    auto registrar = StartRegistrar(c.args);
+    EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1) << c.message;
+    std::string log = RegistrarLog();
+    EXPECT_THAT(log, HasSubstr(c.message));
+    EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty()) << c.message;
+    unlink(dir_.Join("registrar.log").c_str());
+  }
+}
+
+// 1. --version, --mode=kubelet-registration-probe, --enable-pprof.
+TEST_F(RegistrarTest, VersionProbeModeAndPprof) {
+  Subprocess version({Runfile(kRegistrar), "--version"}, dir_.Join("version.log"));
+  EXPECT_EQ(version.Wait(absl::Seconds(30)), 0);
+  EXPECT_THAT(version.Log(), HasSubstr("v2.17.0-ndr"));
+
+  Subprocess probe({Runfile(kRegistrar), "--mode=kubelet-registration-probe"},
+                   dir_.Join("probe.log"));
+  EXPECT_EQ(probe.Wait(absl::Seconds(30)), 0) << probe.Log();
+
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({"--enable-pprof"});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  EXPECT_THAT(RegistrarLog(), HasSubstr("--enable-pprof has no effect"));
+}
+
+// 2. The driver may appear long after the registrar; no --connection-timeout means no limit.
+TEST_F(RegistrarTest, WaitsForADriverThatAppearsLater) {
+  auto registrar = StartRegistrar();
+  // Long enough for the 10-second progress line, which also shows it kept waiting.
+  ASSERT_TRUE(PollUntil([&] { return RegistrarLog().find("Still waiting") != std::string::npos; },
+                        absl::Seconds(30)))
+      << RegistrarLog();
+  EXPECT_TRUE(registrar->Running());
+  EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+  auto driver = StartDriver();
+  EXPECT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+}
+
+// 2. A positive --connection-timeout bounds the wait.
+TEST_F(RegistrarTest, ConnectionTimeoutBoundsTheWait) {
+  auto registrar = StartRegistrar({"--connection-timeout=300ms"});
+  EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(RegistrarLog(), HasSubstr("did not answer GetPluginInfo within 300ms"));
+  EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+}
+
+// 2. UNAVAILABLE and DEADLINE_EXCEEDED are retried; a driver that hangs past --timeout, then
+// answers, is registered.
+TEST_F(RegistrarTest, RetriesAHangingDriver) {
+  FakeDriver driver(csi_socket_);
+  driver.Hang(absl::Seconds(2));
+  auto registrar = StartRegistrar({"--timeout=200ms"});
+  ASSERT_TRUE(PollUntil([&] { return driver.calls() >= 3; })) << RegistrarLog();
+  EXPECT_TRUE(registrar->Running());
+  driver.Hang(absl::ZeroDuration());
+  EXPECT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+}
+
+// 2. Any other error is fatal and carries the driver's message.
+TEST_F(RegistrarTest, OtherDriverErrorsAreFatal) {
+  FakeDriver driver(csi_socket_);
+  driver.Answer("", grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "disk on fire"));
+  auto registrar = StartRegistrar();
+  EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(RegistrarLog(), HasSubstr("disk on fire"));
+  EXPECT_EQ(driver.calls(), 1);
+  EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+}
+
+// 3. The driver's name is validated before it becomes part of a path.
+TEST_F(RegistrarTest, InvalidDriverNamesCreateNothing) {
+  struct Case {
+    std::string name;
+    const char* message;
+  } cases[] = {
+      {"../../etc/x", "invalid name"},
+      {std::string(300, 'a'), "300 characters long"},
+      {"", "empty"},
+  };
+  FakeDriver driver(csi_socket_);
+  for (const Case& c : cases) {
+    driver.Answer(c.name);
+    auto registrar = StartRegistrar();
+    EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1) << c.message;
+    EXPECT_THAT(RegistrarLog(), HasSubstr(c.message));
+    EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+    EXPECT_THAT(Entries(dir_.path()), ::testing::UnorderedElementsAre("csi", "reg", "registrar.log"));
+    unlink(dir_.Join("registrar.log").c_str());
+  }
+}
+
+// 3. A registration socket path over 107 bytes is a clear error.
+TEST_F(RegistrarTest, OverlongSocketPathIsAnError) {
+  const std::string name(60, 'n');
+  const std::string long_dir = reg_dir_ + "/" + std::string(40, 'd');
+  ASSERT_EQ(mkdir(long_dir.c_str(), 0755), 0);
+  FakeDriver driver(csi_socket_);
+  driver.Answer(name);
+  auto registrar = StartRegistrar({"--plugin-registration-path=" + long_dir});
+  EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(RegistrarLog(), HasSubstr("at most 107 bytes"));
+  EXPECT_THAT(Entries(long_dir), ::testing::IsEmpty());
+}
+
+// 4. The socket is never accessible to group or others; a stale one is replaced.
+TEST_F(RegistrarTest, SocketIsPrivateAndReplacesAStaleOne) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, reg_socket_.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);
+  auto driver = StartDriver();
+  // A lax umask in the parent must not leak into the socket's mode.
+  const mode_t old = umask(0);
+  auto registrar = StartRegistrar();
+  umask(old);
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  struct stat st;
+  ASSERT_EQ(lstat(reg_socket_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u);
+  EXPECT_THAT(Entries(reg_dir_), ::testing::ElementsAre(std::string(kDriverName) + "-reg.sock"));
+}
+
+// 4. A regular file at the path is an error and stays; a missing directory is named.
+TEST_F(RegistrarTest, RegularFileAndMissingDirectory) {
+  ASSERT_TRUE(WriteFile(reg_socket_, "precious"));
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(RegistrarLog(), HasSubstr("is not a socket; it was left untouched"));
+  std::string contents;
+  ASSERT_TRUE(ReadFile(reg_socket_, &contents));
+  EXPECT_EQ(contents, "precious");
+  EXPECT_THAT(Entries(reg_dir_), ::testing::ElementsAre(std::string(kDriverName) + "-reg.sock"));
+
+  auto missing = StartRegistrar({"--plugin-registration-path=" + dir_.Join("nope")});
+  EXPECT_EQ(missing->Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(RegistrarLog(), HasSubstr("registration directory " + dir_.Join("nope")));
+}
+
+// 5. GetInfo and GetCSIDriverInfo, with and without --requires-publish-pod; a confirmed
+// registration keeps the registrar running.
+TEST_F(RegistrarTest, ServesKubeletsCalls) {
+  auto driver = StartDriver();
+  for (bool requires_pod : {false, true}) {
+    auto registrar = StartRegistrar(
+        {std::string("--requires-publish-pod=") + (requires_pod ? "true" : "false")});
+    ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+    pluginregistration::PluginInfo info;
+    ASSERT_TRUE(GetInfo(reg_socket_, &info).ok());
+    EXPECT_EQ(info.type(), "CSIPlugin");
+    EXPECT_EQ(info.name(), kDriverName);
+    EXPECT_EQ(info.endpoint(), kKubeletPath);
+    EXPECT_THAT(info.supported_versions(), ::testing::ElementsAre("1.0.0"));
+
+    csiregistration::CSIDriverInfo driver_info;
+    ASSERT_TRUE(csiregistration::CSIRegistration::NewStub(Channel(reg_socket_))
+                    ->GetCSIDriverInfo(Context().get(), {}, &driver_info)
+                    .ok());
+    EXPECT_EQ(driver_info.csi_endpoint(), kKubeletPath);
+    EXPECT_EQ(driver_info.options().requires_publish_pod(), requires_pod);
+
+    EXPECT_TRUE(Notify(reg_socket_, true, "").ok());
+    EXPECT_TRUE(registrar->Running());
+    EXPECT_TRUE(registrar->Signal(SIGTERM));
+    EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 0);
+  }
+}
+
+// 6. A refusal is answered, logged, and then the socket is removed and the registrar exits 1.
+TEST_F(RegistrarTest, RefusalIsAnsweredThenExit1) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  const std::string error =
+      "RegisterPlugin error -- plugin validation failed with err: highest supported version "
+      "reported by driver is 0.3.0";
+  grpc::Status status = Notify(reg_socket_, false, error);
+  EXPECT_TRUE(status.ok()) << "kubelet got no reply: " << status.error_message();
+  EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(RegistrarLog(), HasSubstr(error));
+  EXPECT_FALSE(IsSocket(reg_socket_));
+}
+
+// 7. SIGTERM and SIGINT both remove the socket and exit 0.
+TEST_F(RegistrarTest, SigtermAndSigintExit0AndRemoveTheSocket) {
+  auto driver = StartDriver();
+  for (int signal : {SIGTERM, SIGINT}) {
+    auto registrar = StartRegistrar();
+    ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+    EXPECT_TRUE(registrar->Signal(signal));
+    EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 0) << "signal " << signal;
+    EXPECT_FALSE(IsSocket(reg_socket_)) << "signal " << signal;
+    EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+  }
+}
+
+// 7. A registrar stopping must not delete the socket a newer registrar put at the same path
+// (a rolling update): the newer one replaced it, so it is no longer ours.
+TEST_F(RegistrarTest, StoppingLeavesANewerRegistrarsSocket) {
+  auto driver = StartDriver();
+  auto old_registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  const ino_t old_inode = Inode(reg_socket_);
+  auto new_registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Inode(reg_socket_) != old_inode && Serving(); }));
+  const ino_t new_inode = Inode(reg_socket_);
+  ASSERT_TRUE(PollUntil([&] {
+    return RegistrarLog().find("which answers; leaving the registration to that process") !=
+           std::string::npos;
+  })) << RegistrarLog();
+  EXPECT_TRUE(old_registrar->Signal(SIGTERM));
+  EXPECT_EQ(old_registrar->Wait(absl::Seconds(30)), 0);
+  EXPECT_EQ(Inode(reg_socket_), new_inode);
+  EXPECT_TRUE(Serving());
+}
+
+// 8. A deleted registration socket is recreated, from the filesystem event.
+TEST_F(RegistrarTest, RecreatesADeletedSocket) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_EQ(unlink(reg_socket_.c_str()), 0);
+    ASSERT_TRUE(PollUntil([&] { return IsSocket(reg_socket_); })) << RegistrarLog();
+    EXPECT_TRUE(Serving());
+    const std::string log = RegistrarLog();
+    size_t recreations = 0;
+    for (size_t at = 0; (at = log.find("was deleted; creating it again", at)) != std::string::npos;
+         ++at) {
+      ++recreations;
+    }
+    EXPECT_EQ(recreations, static_cast<size_t>(i));
+  }
+}
+
+// 8. Replaced by a regular file: left untouched, an error logged, /healthz 404; once the file is
+// gone the socket comes back.
+TEST_F(RegistrarTest, ReplacedByARegularFile) {
+  const int port = FreePort();
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({absl::StrCat("--http-endpoint=127.0.0.1:", port)});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  const std::string temp = reg_dir_ + "/.tmp";
+  ASSERT_TRUE(WriteFile(temp, "not a socket"));
+  ASSERT_EQ(rename(temp.c_str(), reg_socket_.c_str()), 0);
+  ASSERT_TRUE(PollUntil([&] {
+    return RegistrarLog().find("replaced by a file that is not a socket") != std::string::npos;
+  })) << RegistrarLog();
+  std::string body;
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 404);
+  std::string contents;
+  ASSERT_TRUE(ReadFile(reg_socket_, &contents));
+  EXPECT_EQ(contents, "not a socket");
+  EXPECT_TRUE(registrar->Running());
+
+  ASSERT_EQ(unlink(reg_socket_.c_str()), 0);
+  EXPECT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200);
+}
+
+// 8. A driver restart is noticed; the same name keeps the socket, a new name moves it.
+TEST_F(RegistrarTest, FollowsDriverRestarts) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+
+  driver.reset();  // SIGKILL: the socket file stays behind, as after a crash.
+  driver = StartDriver();
+  ASSERT_TRUE(PollUntil([&] {
+    return RegistrarLog().find("answered again with the same name") != std::string::npos;
+  })) << RegistrarLog();
+  EXPECT_TRUE(Serving());
+
+  ASSERT_TRUE(driver->Signal(SIGTERM));
+  ASSERT_EQ(driver->Wait(absl::Seconds(30)), 0);
+  driver = StartDriver("renamed.example.com");
+  ASSERT_TRUE(PollUntil([&] { return Serving("renamed.example.com"); })) << RegistrarLog();
+  EXPECT_FALSE(IsSocket(reg_socket_));
+  EXPECT_THAT(Entries(reg_dir_), ::testing::ElementsAre("renamed.example.com-reg.sock"));
+  const std::string log = RegistrarLog();
+  EXPECT_THAT(log, HasSubstr("appeared again: the driver restarted"));
+  EXPECT_THAT(log, HasSubstr("name changed from sample.csi.example.com to renamed.example.com"));
+}
+
+// 9. /healthz with the Go semantics and /metrics in Prometheus format.
+TEST_F(RegistrarTest, HealthzAndMetrics) {
+  const int port = FreePort();
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({absl::StrCat("--http-endpoint=127.0.0.1:", port)});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  std::string body;
+  ASSERT_EQ(HttpGet(port, "/healthz", &body), 200);
+  EXPECT_EQ(body, "ok");
+
+  // Another live registration server for another driver takes the path: GetInfo names another
+  // driver, so /healthz answers 500.
+  class Other final : public pluginregistration::Registration::Service {
+    grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+                         pluginregistration::PluginInfo* info) override {
+      info->set_name("impostor.example.com");
+      return grpc::Status::OK;
+    }
+  } other;
+  const std::string other_bind = reg_dir_ + "/.other.sock";
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + other_bind, grpc::InsecureServerCredentials());
+  builder.RegisterService(&other);
+  auto other_server = builder.BuildAndStart();
+  ASSERT_EQ(rename(other_bind.c_str(), reg_socket_.c_str()), 0);
+  ASSERT_TRUE(PollUntil([&] { return HttpGet(port, "/healthz", &body) == 500; })) << body;
+  EXPECT_THAT(body, HasSubstr("impostor.example.com"));
+  // The registrar left the other process's live socket alone.
+  EXPECT_EQ(InfoName(reg_socket_), "impostor.example.com");
+  other_server->Shutdown(std::chrono::system_clock::now());
+
+  ASSERT_EQ(HttpGet(port, "/metrics", &body), 200);
+  EXPECT_THAT(body, HasSubstr("# TYPE csi_node_driver_registrar_registrations_total counter"));
+  EXPECT_THAT(body, HasSubstr("csi_node_driver_registrar_health_checks_total{result=\"ok\"} 1"));
+  EXPECT_THAT(body,
+              HasSubstr("csi_node_driver_registrar_health_checks_total{result=\"failed\"}"));
+  EXPECT_THAT(body, Not(HasSubstr("csi_node_driver_registrar_health_checks_total{result=\"failed\"} 0")));
+  ASSERT_EQ(HttpGet(port, "/nope", &body), 404);
+}
+
+// 9. /metrics counts registrations, refusals, recreations and driver reconnects.
+TEST_F(RegistrarTest, MetricsCountEvents) {
+  const int port = FreePort();
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({absl::StrCat("--http-endpoint=127.0.0.1:", port)});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
+  ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
+  ASSERT_EQ(unlink(reg_socket_.c_str()), 0);
+  ASSERT_TRUE(PollUntil([&] { return Serving(); }));
+  driver.reset();
+  driver = StartDriver();
+  std::string body;
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           body.find("csi_node_driver_registrar_driver_reconnects_total 1") != std::string::npos;
+  })) << body;
+  EXPECT_THAT(body, HasSubstr("csi_node_driver_registrar_registrations_total 2\n"));
+  EXPECT_THAT(body, HasSubstr("csi_node_driver_registrar_registration_refusals_total 0\n"));
+  EXPECT_THAT(body, HasSubstr("csi_node_driver_registrar_socket_recreations_total 1\n"));
+}
+
+// 10. One line per state change at --v=0; each RPC's details at --v=4.
+TEST_F(RegistrarTest, VerbosityShowsRpcDetails) {
+  auto driver = StartDriver();
+  auto quiet = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  EXPECT_THAT(RegistrarLog(), Not(HasSubstr("GetInfo answer")));
+  quiet->Signal(SIGTERM);
+  ASSERT_EQ(quiet->Wait(absl::Seconds(30)), 0);
+
+  auto verbose = StartRegistrar({"--v=4"});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  ASSERT_TRUE(PollUntil([&] { return RegistrarLog().find("GetInfo answer") != std::string::npos; }));
+  EXPECT_THAT(RegistrarLog(), HasSubstr("GetPluginInfo on " + csi_socket_));
+}
+
+}  // namespace
+}  // namespace ndr

@@ -1,0 +1,151 @@
+#include "registrar/registration_server.h"
+
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/util/matchers.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr::registrar {
+namespace {
+
+using ::ndr::testing::IsOk;
+using ::ndr::testing::StatusIs;
+using ::ndr::testing::TempDir;
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(d);
+  return names;
+}
+
+class RegistrationServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { old_umask_ = umask(077); }
+  void TearDown() override { umask(old_umask_); }
+
+  absl::StatusOr<std::unique_ptr<RegistrationServer>> Start(bool requires_publish_pod = true) {
+    RegistrationInfo info{"d.example.com", "/var/lib/kubelet/plugins/d/csi.sock",
+                          requires_publish_pod};
+    return RegistrationServer::Start(path_, info, [this](bool registered, const std::string& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      notified_.emplace_back(registered, e);
+    });
+  }
+
+  std::shared_ptr<grpc::Channel> Channel() {
+    return grpc::CreateChannel("unix:" + path_, grpc::InsecureChannelCredentials());
+  }
+
+  static std::unique_ptr<grpc::ClientContext> Context() {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return context;
+  }
+
+  mode_t old_umask_;
+  TempDir dir_{"srv"};
+  const std::string path_ = dir_.Join("d.example.com-reg.sock");
+  std::mutex mu_;
+  std::vector<std::pair<bool, std::string>> notified_;
+};
+
+TEST_F(RegistrationServerTest, ServesBothServicesOnAPrivateSocket) {
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  struct stat st;
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 077, 0u) << "socket accessible to group or others";
+  EXPECT_EQ((*server)->id(), (FileId{st.st_dev, st.st_ino}));
+  // Only the socket: the private bind name was renamed away.
+  EXPECT_THAT(Entries(dir_.path()), ::testing::ElementsAre("d.example.com-reg.sock"));
+
+  auto registration = pluginregistration::Registration::NewStub(Channel());
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(registration->GetInfo(Context().get(), {}, &info).ok());
+  EXPECT_EQ(info.type(), "CSIPlugin");
+  EXPECT_EQ(info.name(), "d.example.com");
+  EXPECT_EQ(info.endpoint(), "/var/lib/kubelet/plugins/d/csi.sock");
+  EXPECT_THAT(info.supported_versions(), ::testing::ElementsAre("1.0.0"));
+
+  auto csi_registration = csiregistration::CSIRegistration::NewStub(Channel());
+  csiregistration::CSIDriverInfo driver_info;
+  ASSERT_TRUE(csi_registration->GetCSIDriverInfo(Context().get(), {}, &driver_info).ok());
+  EXPECT_EQ(driver_info.csi_endpoint(), "/var/lib/kubelet/plugins/d/csi.sock");
+  EXPECT_TRUE(driver_info.options().requires_publish_pod());
+
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(false);
+  status.set_error("RegisterPlugin error -- plugin registration failed with err: x");
+  pluginregistration::RegistrationStatusResponse response;
+  ASSERT_TRUE(registration->NotifyRegistrationStatus(Context().get(), status, &response).ok());
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSERT_EQ(notified_.size(), 1u);
+  EXPECT_FALSE(notified_[0].first);
+  EXPECT_EQ(notified_[0].second, status.error());
+}
+
+TEST_F(RegistrationServerTest, RequiresPublishPodFalse) {
+  auto server = Start(/*requires_publish_pod=*/false);
+  ASSERT_THAT(server, IsOk());
+  csiregistration::CSIDriverInfo driver_info;
+  ASSERT_TRUE(csiregistration::CSIRegistration::NewStub(Channel())
+                  ->GetCSIDriverInfo(Context().get(), {}, &driver_info)
+                  .ok());
+  EXPECT_FALSE(driver_info.options().requires_publish_pod());
+}
+
+TEST_F(RegistrationServerTest, StoppingLeavesThePathToTheOwner) {
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  server->reset();
+  // gRPC unlinks its bind path at shutdown; that was the private name, not ours.
+  EXPECT_EQ(Inspect(path_, std::nullopt), PathState::kSocket);
+}
+
+TEST_F(RegistrationServerTest, ReplacesAStaleSocket) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path_.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  EXPECT_EQ(Inspect(path_, (*server)->id()), PathState::kOurs);
+}
+
+TEST_F(RegistrationServerTest, LeavesARegularFileUntouched) {
+  ASSERT_TRUE(::ndr::testing::WriteFile(path_, "precious"));
+  EXPECT_THAT(Start(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                "exists and is not a socket; it was left untouched"));
+  std::string contents;
+  ASSERT_TRUE(::ndr::testing::ReadFile(path_, &contents));
+  EXPECT_EQ(contents, "precious");
+  EXPECT_THAT(Entries(dir_.path()), ::testing::ElementsAre("d.example.com-reg.sock"));
+}
+
+TEST_F(RegistrationServerTest, RefusesToExposeTheSocketUnderALaxUmask) {
+  umask(022);
+  EXPECT_THAT(Start(), StatusIs(absl::StatusCode::kInternal, "refusing to expose"));
+  EXPECT_EQ(Inspect(path_, std::nullopt), PathState::kMissing);
+  EXPECT_THAT(Entries(dir_.path()), ::testing::IsEmpty());
+}
+
+}  // namespace
+}  // namespace ndr::registrar

@@ -1,0 +1,37 @@
+#include "registrar/services.h"
+
+#include "glog/logging.h"
+
+namespace ndr::registrar {
+
+grpc::Status RegistrationService::GetInfo(grpc::ServerContext* context,
+                                          const pluginregistration::InfoRequest*,
+                                          pluginregistration::PluginInfo* response) {
+  VLOG(4) << "GetInfo from " << context->peer();
+  response->set_type("CSIPlugin");
+  response->set_name(info_.driver_name);
+  response->set_endpoint(info_.endpoint);
+  response->add_supported_versions(kSupportedVersion);
+  VLOG(4) << "GetInfo answer: " << response->ShortDebugString();
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistrationService::NotifyRegistrationStatus(
+    grpc::ServerContext*, const pluginregistration::RegistrationStatus* request,
+    pluginregistration::RegistrationStatusResponse*) {
+  VLOG(4) << "NotifyRegistrationStatus: " << request->ShortDebugString();
+  notify_(request->plugin_registered(), request->error());
+  return grpc::Status::OK;
+}
+
+grpc::Status CSIRegistrationService::GetCSIDriverInfo(grpc::ServerContext* context,
+                                                      const csiregistration::CSIDriverInfoRequest*,
+                                                      csiregistration::CSIDriverInfo* response) {
+  VLOG(4) << "GetCSIDriverInfo from " << context->peer();
+  response->set_csi_endpoint(info_.endpoint);
+  response->mutable_options()->set_requires_publish_pod(info_.requires_publish_pod);
+  VLOG(4) << "GetCSIDriverInfo answer: " << response->ShortDebugString();
+  return grpc::Status::OK;
+}
+
+}  // namespace ndr::registrar
