@@ -55,6 +55,8 @@ absl::StatusOr<std::unique_ptr<RegistrationServer>> RegistrationServer::Start(
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  // The sync server's pollers otherwise wake every 10 s to look for work; an hour is plenty.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 3600 * 1000);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr) {
     unlink(bind_path.c_str());

@@ -16,8 +16,14 @@ namespace ndr::testing {
 std::string Runfile(const std::string& workspace_relative_path) {
   const char* srcdir = getenv("TEST_SRCDIR");
   const char* workspace = getenv("TEST_WORKSPACE");
-  if (srcdir == nullptr || workspace == nullptr) return workspace_relative_path;
-  return absl::StrCat(srcdir, "/", workspace, "/", workspace_relative_path);
+  if (srcdir != nullptr && workspace != nullptr) {
+    return absl::StrCat(srcdir, "/", workspace, "/", workspace_relative_path);
+  }
+  // `bazel run`: the runfiles tree sits beside the program.
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return workspace_relative_path;
+  return absl::StrCat(absl::string_view(self, n), ".runfiles/ndr/", workspace_relative_path);
 }
 
 Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)

@@ -13,7 +13,8 @@
 
 namespace ndr::testing {
 
-// Absolute path of a file in this test's runfiles, e.g. Runfile("registrar/csi-node-driver-registrar").
+// Absolute path of a file in this test's (or `bazel run` program's) runfiles, e.g.
+// Runfile("registrar/csi-node-driver-registrar").
 std::string Runfile(const std::string& workspace_relative_path);
 
 class Subprocess {

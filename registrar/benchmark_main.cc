@@ -1,0 +1,269 @@
+// Prints the registrar's figures: start-to-ready, socket recreation, memory, idle CPU, size.
+//
+//   bazel run -c opt //registrar:benchmark [-- --runs=20 --idle_seconds=60]
+//
+// The registrar (stripped, static) and the sample driver run as real processes on sockets
+// under /tmp. Times come from inotify events and real GetInfo calls, not from polling.
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <dirent.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <poll.h>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "gflags/gflags.h"
+#include "grpcpp/grpcpp.h"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+DEFINE_int32(runs, 20, "Start-ups and socket recreations to time.");
+DEFINE_int32(idle_seconds, 60, "How long to watch the idle registrar's CPU time.");
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+
+constexpr char kName[] = "sample.csi.example.com";
+
+// Waits up to 10 s for `name` to be created or renamed into the directory watched by `fd`.
+bool WaitForName(int fd, const std::string& name) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  alignas(inotify_event) char buffer[4096];
+  while (absl::Now() < deadline) {
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    for (char* q = buffer; n > 0 && q < buffer + n;) {
+      auto* e = reinterpret_cast<inotify_event*>(q);
+      q += sizeof(inotify_event) + e->len;
+      if (e->len > 0 && name == e->name && (e->mask & (IN_CREATE | IN_MOVED_TO))) return true;
+    }
+  }
+  return false;
+}
+
+bool GetInfo(const std::string& socket) {
+  auto stub = pluginregistration::Registration::NewStub(
+      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  pluginregistration::PluginInfo info;
+  return stub->GetInfo(&context, {}, &info).ok() && info.name() == kName;
+}
+
+// Kubelet's three calls of a registration.
+void Register(const std::string& socket) {
+  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  auto stub = pluginregistration::Registration::NewStub(channel);
+  {
+    grpc::ClientContext context;
+    pluginregistration::PluginInfo info;
+    stub->GetInfo(&context, {}, &info);
+  }
+  {
+    grpc::ClientContext context;
+    pluginregistration::RegistrationStatus status;
+    status.set_plugin_registered(true);
+    pluginregistration::RegistrationStatusResponse response;
+    stub->NotifyRegistrationStatus(&context, status, &response);
+  }
+}
+
+std::string StatusField(pid_t pid, const std::string& field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) {
+      std::string value = line.substr(field.size() + 1);
+      value.erase(0, value.find_first_not_of(" \t"));
+      return value;
+    }
+  }
+  return "?";
+}
+
+// utime + stime of all threads, in clock ticks.
+long CpuTicks(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string f;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stol(f);
+    if (i == 15) stime = std::stol(f);
+  }
+  return utime + stime;
+}
+
+// Context switches (each one a wake-up) per thread name, over all threads.
+std::map<std::string, long> ContextSwitches(pid_t pid) {
+  std::map<std::string, long> by_name;
+  std::string dir = absl::StrCat("/proc/", pid, "/task");
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream in(absl::StrCat(dir, "/", e->d_name, "/status"));
+      std::string line, name;
+      while (std::getline(in, line)) {
+        if (line.rfind("Name:", 0) == 0) name = line.substr(line.find_first_not_of(" \t", 5));
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0 ||
+            line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+          by_name[name] += std::stol(line.substr(line.find(':') + 1));
+        }
+      }
+    }
+    closedir(d);
+  }
+  return by_name;
+}
+
+size_t GzipSize(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uLongf size = compressBound(data.size());
+  std::vector<Bytef> out(size);
+  compress2(out.data(), &size, reinterpret_cast<const Bytef*>(data.data()), data.size(), 9);
+  return size;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string Machine() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "?";
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  utsname u;
+  uname(&u);
+  return absl::StrCat(model, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores, Linux ", u.release);
+}
+
+int Run() {
+  const std::string registrar = Runfile("registrar/csi-node-driver-registrar.stripped");
+  TempDir dir("bench");
+  const std::string csi = dir.Join("csi.sock");
+  Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
+                     "--nodeid=n"},
+                    dir.Join("driver.log"));
+  if (!::ndr::testing::PollUntil([&] {
+        struct stat st;
+        return stat(csi.c_str(), &st) == 0;
+      })) {
+    std::cerr << "sample driver did not start" << std::endl;
+    return 1;
+  }
+
+  std::vector<double> ready_ms, recreate_ms;
+  for (int i = 0; i < FLAGS_runs; ++i) {
+    TempDir reg("breg");
+    const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
+    int fd = inotify_init1(IN_NONBLOCK);
+    inotify_add_watch(fd, reg.path().c_str(), IN_CREATE | IN_MOVED_TO);
+    const absl::Time start = absl::Now();
+    Subprocess r({registrar, "--csi-address=" + csi,
+                  "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+                  "--plugin-registration-path=" + reg.path()},
+                 dir.Join("registrar.log"));
+    if (!WaitForName(fd, std::string(kName) + "-reg.sock") || !GetInfo(socket)) {
+      std::cerr << "registrar did not become ready:\n" << r.Log() << std::endl;
+      return 1;
+    }
+    ready_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
+    const absl::Time deleted = absl::Now();
+    unlink(socket.c_str());
+    if (!WaitForName(fd, std::string(kName) + "-reg.sock")) {
+      std::cerr << "socket was not recreated" << std::endl;
+      return 1;
+    }
+    recreate_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - deleted));
+    close(fd);
+    r.Signal(SIGTERM);
+    r.Wait(absl::Seconds(10));
+  }
+
+  // Memory and idle CPU of one registrar after a kubelet-style registration.
+  TempDir reg("breg");
+  const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
+  Subprocess r({registrar, "--csi-address=" + csi,
+                "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+                "--plugin-registration-path=" + reg.path()},
+               dir.Join("registrar.log"));
+  ::ndr::testing::PollUntil([&] { return GetInfo(socket); });
+  Register(socket);
+  absl::SleepFor(absl::Milliseconds(200));  // Let the registration's threads settle.
+  const std::string rss = StatusField(r.pid(), "VmRSS"), hwm = StatusField(r.pid(), "VmHWM");
+  const std::string anon = StatusField(r.pid(), "RssAnon"), file = StatusField(r.pid(), "RssFile");
+  const std::string threads = StatusField(r.pid(), "Threads");
+  const long ticks_before = CpuTicks(r.pid());
+  std::map<std::string, long> switches = ContextSwitches(r.pid());
+  absl::SleepFor(absl::Seconds(FLAGS_idle_seconds));  // The measurement itself: idle time.
+  const long ticks = CpuTicks(r.pid()) - ticks_before;
+  long total_switches = 0;
+  std::string by_thread;
+  for (const auto& [name, count] : ContextSwitches(r.pid())) {
+    const long delta = count - switches[name];
+    total_switches += delta;
+    if (delta > 0) absl::StrAppend(&by_thread, by_thread.empty() ? "" : ", ", name, " ", delta);
+  }
+
+  struct stat st;
+  stat(registrar.c_str(), &st);
+  std::cout << "csi-node-driver-registrar benchmark on " << Machine() << "\n\n";
+  std::cout << absl::StrFormat("| %-48s | %-40s |\n", "figure", "value");
+  std::cout << absl::StrFormat("|%s|%s|\n", std::string(50, '-'), std::string(42, '-'));
+  auto row = [](const std::string& k, const std::string& v) {
+    std::cout << absl::StrFormat("| %-48s | %-40s |\n", k, v);
+  };
+  row(absl::StrCat("start to GetInfo answered, median of ", ready_ms.size()),
+      absl::StrFormat("%.1f ms (min %.1f, max %.1f)", Median(ready_ms),
+                      *std::min_element(ready_ms.begin(), ready_ms.end()),
+                      *std::max_element(ready_ms.begin(), ready_ms.end())));
+  row(absl::StrCat("socket deleted to recreated, median of ", recreate_ms.size()),
+      absl::StrFormat("%.2f ms (max %.2f)", Median(recreate_ms),
+                      *std::max_element(recreate_ms.begin(), recreate_ms.end())));
+  row("VmRSS after registration", rss);
+  row("VmHWM after registration", hwm);
+  row("  of which anonymous / file-backed", absl::StrCat(anon, " / ", file));
+  row("threads", threads);
+  row(absl::StrCat("CPU time while idle for ", FLAGS_idle_seconds, " s"),
+      absl::StrCat(ticks * 1000 / sysconf(_SC_CLK_TCK), " ms"));
+  row("wake-ups (context switches) while idle", absl::StrCat(total_switches));
+  row("  by thread", by_thread.empty() ? "none" : by_thread);
+  row("binary (static, stripped)", absl::StrFormat("%.1f MB", st.st_size / 1e6));
+  row("binary, zlib -9", absl::StrFormat("%.1f MB", GzipSize(registrar) / 1e6));
+  return 0;
+}
+
+}  // namespace
+}  // namespace ndr
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  return ndr::Run();
+}
