@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
+#include "api/go_duration.h"
 
 namespace ndr::registrar {
 namespace {
@@ -41,15 +42,6 @@ absl::Status ParseHostPort(const std::string& text, std::string* host, int* port
 }
 
 }  // namespace
-
-absl::StatusOr<absl::Duration> ParseGoDuration(const std::string& text, const std::string& flag) {
-  absl::Duration d;
-  if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-    return FlagError(flag, absl::StrCat("\"", text,
-                                        "\" is not a duration such as 1s, 500ms or 1m30s"));
-  }
-  return d;
-}
 
 absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
   Options options;

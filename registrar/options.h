@@ -56,9 +56,6 @@ struct Options {
 
 absl::StatusOr<Options> ParseOptions(const RawFlags& flags);
 
-// Parses a Go duration ("1s", "500ms", "1m30s"); `flag` names the flag in the error.
-absl::StatusOr<absl::Duration> ParseGoDuration(const std::string& text, const std::string& flag);
-
 }  // namespace ndr::registrar
 
 #endif  // NDR_REGISTRAR_OPTIONS_H_

@@ -1,0 +1,500 @@
+// kubeletclient as a real process against the real registrar, the sample driver and plugins
+// faked in this test process, on real unix sockets.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/csi/csi.grpc.pb.h"
+#include "api/csiregistration/csiregistration.grpc.pb.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+constexpr char kClient[] = "kubeletclient/kubeletclient";
+constexpr char kRegistrar[] = "registrar/csi-node-driver-registrar";
+constexpr char kDriver[] = "test/csidriver/sample-csi-driver";
+
+// A plugin registration server faked in this process: what it answers is set by the test, and
+// what kubelet told it is recorded.
+class FakePlugin final : public pluginregistration::Registration::Service,
+                         public csiregistration::CSIRegistration::Service {
+ public:
+  struct Config {
+    std::string type = "CSIPlugin";
+    std::string name;
+    std::string endpoint;
+    std::vector<std::string> versions = {"1.0.0"};
+    bool csi_registration = false;  // serve CSIRegistration (only our registrar does)
+    bool requires_publish_pod = false;
+    absl::Duration get_info_delay;
+  };
+
+  FakePlugin(const std::string& socket, Config config) : config_(std::move(config)) {
+    grpc::ServerBuilder builder;
+    // Bind elsewhere and rename into place, so the socket appears complete, as our registrar's do.
+    const std::string temp = socket.substr(0, socket.rfind('/')) + "/.fake-" +
+                             std::to_string(counter_++) + ".sock";
+    builder.AddListeningPort("unix:" + temp, grpc::InsecureServerCredentials());
+    builder.RegisterService(static_cast<pluginregistration::Registration::Service*>(this));
+    if (config_.csi_registration) {
+      builder.RegisterService(static_cast<csiregistration::CSIRegistration::Service*>(this));
+    }
+    server_ = builder.BuildAndStart();
+    rename(temp.c_str(), socket.c_str());
+  }
+  ~FakePlugin() override { server_->Shutdown(std::chrono::system_clock::now()); }
+
+  grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+                       pluginregistration::PluginInfo* info) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++get_info_calls_;
+    }
+    absl::SleepFor(config_.get_info_delay);
+    info->set_type(config_.type);
+    info->set_name(config_.name);
+    info->set_endpoint(config_.endpoint);
+    for (const std::string& v : config_.versions) info->add_supported_versions(v);
+    return grpc::Status::OK;
+  }
+  grpc::Status NotifyRegistrationStatus(grpc::ServerContext*,
+                                        const pluginregistration::RegistrationStatus* status,
+                                        pluginregistration::RegistrationStatusResponse*) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    notified_.push_back(*status);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetCSIDriverInfo(grpc::ServerContext*, const csiregistration::CSIDriverInfoRequest*,
+                                csiregistration::CSIDriverInfo* info) override {
+    info->set_csi_endpoint(config_.endpoint);
+    info->mutable_options()->set_requires_publish_pod(config_.requires_publish_pod);
+    return grpc::Status::OK;
+  }
+
+  std::vector<pluginregistration::RegistrationStatus> notified() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return notified_;
+  }
+  int get_info_calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return get_info_calls_;
+  }
+
+ private:
+  static inline std::atomic<int> counter_{0};
+  const Config config_;
+  std::mutex mu_;
+  std::vector<pluginregistration::RegistrationStatus> notified_;
+  int get_info_calls_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// A CSI Node service faked in this process, for NodeGetInfo answers the sample driver refuses
+// to give.
+class FakeNode final : public csi::v1::Node::Service {
+ public:
+  FakeNode(const std::string& socket, std::string node_id, grpc::Status status = grpc::Status::OK)
+      : node_id_(std::move(node_id)), status_(status) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeNode() override { server_->Shutdown(std::chrono::system_clock::now()); }
+  grpc::Status NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest*,
+                           csi::v1::NodeGetInfoResponse* response) override {
+    response->set_node_id(node_id_);
+    return status_;
+  }
+
+ private:
+  const std::string node_id_;
+  const grpc::Status status_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+class KubeletClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(mkdir(reg_dir_.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(csi_dir_.c_str(), 0755), 0);
+  }
+
+  std::unique_ptr<Subprocess> StartClient(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Runfile(kClient), "watch",
+                                     "--plugin-registry-dir=" + reg_dir_,
+                                     "--node-status-file=" + status_file_, "--node-name=node1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Subprocess>(argv, dir_.Join("client.log"));
+  }
+
+  std::unique_ptr<Subprocess> StartDriver(const std::string& name, const std::string& socket,
+                                          const std::string& node_id = "node-1") {
+    return std::make_unique<Subprocess>(
+        std::vector<std::string>{Runfile(kDriver), "--endpoint=" + socket, "--drivername=" + name,
+                                 "--nodeid=" + node_id},
+        dir_.Join("driver.log"));
+  }
+
+  std::unique_ptr<Subprocess> StartRegistrar(const std::string& csi_socket,
+                                             std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Runfile(kRegistrar), "--csi-address=" + csi_socket,
+                                     "--kubelet-registration-path=" + csi_socket,
+                                     "--plugin-registration-path=" + reg_dir_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Subprocess>(argv, dir_.Join("registrar.log"));
+  }
+
+  json Status() {
+    std::string text;
+    if (!ReadFile(status_file_, &text)) return json();
+    return json::parse(text, nullptr, /*allow_exceptions=*/false);
+  }
+
+  bool Registered(const std::string& name) {
+    json status = Status();
+    return status.is_object() && status["drivers"].contains(name);
+  }
+
+  std::string ClientLog() {
+    std::string log;
+    ReadFile(dir_.Join("client.log"), &log);
+    return log;
+  }
+
+  TempDir dir_{"kc"};
+  const std::string reg_dir_ = dir_.Join("reg");
+  const std::string csi_dir_ = dir_.Join("csi");
+  const std::string status_file_ = dir_.Join("status.json");
+};
+
+TEST_F(KubeletClientTest, DiscoversExistingAndNewSocketsAndDeregisters) {
+  auto driver_a = StartDriver("a.example.com", csi_dir_ + "/a.sock");
+  auto driver_b = StartDriver("b.example.com", csi_dir_ + "/b.sock");
+  auto registrar_a = StartRegistrar(csi_dir_ + "/a.sock");
+  ASSERT_TRUE(PollUntil([&] {
+    struct stat st;
+    return stat((reg_dir_ + "/a.example.com-reg.sock").c_str(), &st) == 0;
+  }));
+  auto client = StartClient();  // a.example.com's socket was there before it started
+  ASSERT_TRUE(PollUntil([&] { return Registered("a.example.com"); })) << ClientLog();
+
+  auto registrar_b = StartRegistrar(csi_dir_ + "/b.sock", {"--requires-publish-pod"});
+  ASSERT_TRUE(PollUntil([&] { return Registered("b.example.com"); })) << ClientLog();
+  json status = Status();
+  EXPECT_EQ(status["annotations"]["csi.volume.kubernetes.io/nodeid"],
+            R"({"a.example.com":"node-1","b.example.com":"node-1"})");
+  EXPECT_EQ(status["drivers"]["b.example.com"]["requiresPublishPod"], true);
+  EXPECT_EQ(status["drivers"]["a.example.com"]["requiresPublishPod"], false);
+  EXPECT_EQ(status["drivers"]["a.example.com"]["endpoint"], csi_dir_ + "/a.sock");
+
+  // The registrar's SIGTERM removes its socket: the driver disappears.
+  ASSERT_TRUE(registrar_a->Signal(SIGTERM));
+  ASSERT_TRUE(PollUntil([&] { return !Registered("a.example.com"); })) << ClientLog();
+  EXPECT_TRUE(Registered("b.example.com"));
+  EXPECT_EQ(Status()["annotations"]["csi.volume.kubernetes.io/nodeid"],
+            R"({"b.example.com":"node-1"})");
+  EXPECT_EQ(Status()["csiNode"]["spec"]["drivers"].size(), 1u);
+}
+
+TEST_F(KubeletClientTest, IgnoresDotFilesAndNonSockets) {
+  FakePlugin::Config config;
+  config.name = "hidden.example.com";
+  FakeNode node(csi_dir_ + "/n.sock", "node-1");
+  config.endpoint = csi_dir_ + "/n.sock";
+  FakePlugin hidden(reg_dir_ + "/.hidden-reg.sock", config);
+  ASSERT_TRUE(::ndr::testing::WriteFile(reg_dir_ + "/regular-reg.sock", "not a socket"));
+  ASSERT_EQ(mkdir((reg_dir_ + "/.dotdir").c_str(), 0755), 0);
+  config.name = "indotdir.example.com";
+  FakePlugin in_dot_dir(reg_dir_ + "/.dotdir/x-reg.sock", config);
+  // A visible plugin in a subdirectory: the watch is recursive.
+  ASSERT_EQ(mkdir((reg_dir_ + "/sub").c_str(), 0755), 0);
+  config.name = "visible.example.com";
+  FakePlugin visible(reg_dir_ + "/sub/visible-reg.sock", config);
+
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return Registered("visible.example.com"); })) << ClientLog();
+  EXPECT_EQ(hidden.get_info_calls(), 0);
+  EXPECT_EQ(in_dot_dir.get_info_calls(), 0);
+  EXPECT_EQ(Status()["drivers"].size(), 1u);
+}
+
+TEST_F(KubeletClientTest, ReRegistersARecreatedSocketAndSurvivesItsOwnRestart) {
+  auto driver = StartDriver("a.example.com", csi_dir_ + "/a.sock");
+  auto registrar = StartRegistrar(csi_dir_ + "/a.sock");
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return Registered("a.example.com"); })) << ClientLog();
+
+  // The registrar recreates its socket when it is deleted; kubelet deregisters and registers.
+  ASSERT_EQ(unlink((reg_dir_ + "/a.example.com-reg.sock").c_str()), 0);
+  ASSERT_TRUE(PollUntil([&] {
+    return ClientLog().find("was removed: deregistering") != std::string::npos &&
+           Registered("a.example.com");
+  })) << ClientLog();
+
+  // A restarted client rediscovers everything from scratch.
+  ASSERT_TRUE(client->Signal(SIGTERM));
+  ASSERT_EQ(client->Wait(absl::Seconds(30)), 0);
+  ASSERT_TRUE(::ndr::testing::WriteFile(status_file_, "{}"));
+  client = StartClient();
+  EXPECT_TRUE(PollUntil([&] { return Registered("a.example.com"); })) << ClientLog();
+}
+
+TEST_F(KubeletClientTest, RefusalsCarryKubeletsTexts) {
+  FakeNode good_node(csi_dir_ + "/good.sock", "node-1");
+  FakeNode empty_node(csi_dir_ + "/empty.sock", "");
+  FakeNode broken_node(csi_dir_ + "/broken.sock", "",
+                       grpc::Status(grpc::StatusCode::INTERNAL, "disk on fire"));
+  struct Case {
+    std::string name;
+    std::function<void(FakePlugin::Config*)> configure;
+    std::string text;
+  } cases[] = {
+      {"wrongtype", [](FakePlugin::Config* c) { c->type = "FancyPlugin"; },
+       "RegisterPlugin error -- no handler registered for plugin type: FancyPlugin at socket " +
+           reg_dir_ + "/wrongtype-reg.sock"},
+      {"oldversion", [](FakePlugin::Config* c) { c->versions = {"0.3.0"}; },
+       "RegisterPlugin error -- plugin validation failed with err: validation failed for CSI "
+       "Driver oldversion at endpoint " +
+           csi_dir_ +
+           "/good.sock: kubernetes.io/csi: ValidatePlugin for CSI driver \"oldversion\" failed. "
+           "None of the versions specified [\"0.3.0\"] are supported. err=highest supported "
+           "version reported by driver is 0.3.0, must be v1.x"},
+      {"noversions", [](FakePlugin::Config* c) { c->versions = {}; },
+       "RegisterPlugin error -- plugin validation failed with err: validation failed for CSI "
+       "Driver noversions at endpoint " +
+           csi_dir_ +
+           "/good.sock: kubernetes.io/csi: ValidatePlugin for CSI driver \"noversions\" failed. "
+           "Plugin returned an empty list for supported versions"},
+      {"emptynode",
+       [this](FakePlugin::Config* c) { c->endpoint = csi_dir_ + "/empty.sock"; },
+       "RegisterPlugin error -- plugin registration failed with err: error adding CSI driver "
+       "node info: driverNodeID must not be empty"},
+      {"brokennode",
+       [this](FakePlugin::Config* c) { c->endpoint = csi_dir_ + "/broken.sock"; },
+       "RegisterPlugin error -- plugin registration failed with err: NodeGetInfo on " + csi_dir_ +
+           "/broken.sock: rpc error: code = Internal desc = disk on fire"},
+  };
+  std::vector<std::unique_ptr<FakePlugin>> plugins;
+  for (const Case& c : cases) {
+    FakePlugin::Config config;
+    config.name = c.name;
+    config.endpoint = csi_dir_ + "/good.sock";
+    c.configure(&config);
+    plugins.push_back(std::make_unique<FakePlugin>(reg_dir_ + "/" + c.name + "-reg.sock", config));
+  }
+  auto client = StartClient();
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    ASSERT_TRUE(PollUntil([&] { return !plugins[i]->notified().empty(); })) << cases[i].name;
+    pluginregistration::RegistrationStatus first = plugins[i]->notified()[0];
+    EXPECT_FALSE(first.plugin_registered()) << cases[i].name;
+    EXPECT_EQ(first.error(), cases[i].text) << cases[i].name;
+  }
+  EXPECT_TRUE(Status()["drivers"].empty());
+}
+
+TEST_F(KubeletClientTest, UnimplementedCsiRegistrationMeansNoPodInfo) {
+  FakeNode node(csi_dir_ + "/n.sock", "node-9");
+  FakePlugin::Config config;
+  config.endpoint = csi_dir_ + "/n.sock";
+  config.name = "plain.example.com";  // like every registrar but ours
+  FakePlugin plain(reg_dir_ + "/plain-reg.sock", config);
+  config.name = "ours.example.com";
+  config.csi_registration = true;
+  config.requires_publish_pod = true;
+  FakePlugin ours(reg_dir_ + "/ours-reg.sock", config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] {
+    return Registered("plain.example.com") && Registered("ours.example.com");
+  })) << ClientLog();
+  EXPECT_TRUE(Status()["drivers"]["plain.example.com"]["requiresPublishPod"].is_null());
+  EXPECT_EQ(Status()["drivers"]["ours.example.com"]["requiresPublishPod"], true);
+  EXPECT_THAT(ClientLog(), HasSubstr("does not implement CSIRegistration"));
+  ASSERT_EQ(plain.notified().size(), 1u);
+  EXPECT_TRUE(plain.notified()[0].plugin_registered());
+}
+
+TEST_F(KubeletClientTest, SecondSocketOfADriverNeedsAHigherVersion) {
+  FakeNode node(csi_dir_ + "/n.sock", "node-1");
+  FakePlugin::Config config;
+  config.name = "twin.example.com";
+  config.endpoint = csi_dir_ + "/n.sock";
+  config.versions = {"1.1.0"};
+  FakePlugin first(reg_dir_ + "/first-reg.sock", config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return Registered("twin.example.com"); })) << ClientLog();
+
+  config.versions = {"1.1.0"};
+  FakePlugin same(reg_dir_ + "/same-reg.sock", config);
+  ASSERT_TRUE(PollUntil([&] { return !same.notified().empty(); }));
+  EXPECT_EQ(same.notified()[0].error(),
+            "RegisterPlugin error -- plugin validation failed with err: validation failed for CSI "
+            "Driver twin.example.com at endpoint " +
+                csi_dir_ +
+                "/n.sock: kubernetes.io/csi: ValidatePlugin for CSI driver \"twin.example.com\" "
+                "failed. Another driver with the same name is already registered with a higher "
+                "supported version: \"1.1.0\"");
+
+  config.versions = {"1.2.0"};
+  FakePlugin higher(reg_dir_ + "/higher-reg.sock", config);
+  ASSERT_TRUE(PollUntil([&] { return !higher.notified().empty(); }));
+  EXPECT_TRUE(higher.notified()[0].plugin_registered());
+  EXPECT_EQ(Status()["drivers"]["twin.example.com"]["version"], "1.2.0");
+}
+
+TEST_F(KubeletClientTest, FailedRegistrationIsRetriedWithBackoff) {
+  FakePlugin::Config config;
+  config.name = "late.example.com";
+  config.endpoint = csi_dir_ + "/late.sock";  // nothing there yet: NodeGetInfo fails
+  FakePlugin plugin(reg_dir_ + "/late-reg.sock", config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return plugin.notified().size() >= 3; }, absl::Seconds(20)))
+      << ClientLog();
+  EXPECT_THAT(ClientLog(), HasSubstr("retrying in 500ms"));
+  EXPECT_THAT(ClientLog(), HasSubstr("retrying in 1s"));
+  EXPECT_THAT(ClientLog(), HasSubstr("retrying in 2s"));
+  FakeNode node(csi_dir_ + "/late.sock", "node-1");
+  EXPECT_TRUE(PollUntil([&] { return Registered("late.example.com"); }, absl::Seconds(20)))
+      << ClientLog();
+}
+
+TEST_F(KubeletClientTest, HungPluginDoesNotDelayOthers) {
+  FakeNode node(csi_dir_ + "/n.sock", "node-1");
+  FakePlugin::Config hung_config;
+  hung_config.name = "hung.example.com";
+  hung_config.endpoint = csi_dir_ + "/n.sock";
+  hung_config.get_info_delay = absl::Seconds(30);
+  FakePlugin hung(reg_dir_ + "/hung-reg.sock", hung_config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return hung.get_info_calls() >= 1; }));
+  const absl::Time start = absl::Now();
+  FakePlugin::Config config;
+  config.endpoint = csi_dir_ + "/n.sock";
+  std::vector<std::unique_ptr<FakePlugin>> others;
+  for (int i = 0; i < 10; ++i) {
+    config.name = absl::StrCat("p", i, ".example.com");
+    others.push_back(
+        std::make_unique<FakePlugin>(reg_dir_ + absl::StrCat("/p", i, "-reg.sock"), config));
+  }
+  ASSERT_TRUE(PollUntil([&] { return Status()["drivers"].size() == 10; })) << ClientLog();
+  // Registered while the hung plugin's GetInfo (1 s timeout) was still outstanding or retrying;
+  // nothing waited for it.
+  EXPECT_FALSE(Registered("hung.example.com"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+}
+
+TEST_F(KubeletClientTest, StatusFileIsAlwaysWholeJson) {
+  FakeNode node(csi_dir_ + "/n.sock", "node-1");
+  auto client = StartClient();
+  FakePlugin::Config config;
+  config.endpoint = csi_dir_ + "/n.sock";
+  std::vector<std::unique_ptr<FakePlugin>> plugins;
+  int reads = 0, whole = 0;
+  for (int i = 0; i < 30; ++i) {
+    config.name = absl::StrCat("p", i, ".example.com");
+    plugins.push_back(
+        std::make_unique<FakePlugin>(reg_dir_ + absl::StrCat("/p", i, "-reg.sock"), config));
+    std::string text;
+    if (ReadFile(status_file_, &text)) {
+      ++reads;
+      whole += json::accept(text);
+    }
+  }
+  ASSERT_TRUE(PollUntil([&] {
+    std::string text;
+    if (!ReadFile(status_file_, &text)) return false;  // not written yet
+    ++reads;
+    const bool ok = json::accept(text);
+    whole += ok;
+    return ok && json::parse(text)["drivers"].size() == 30;
+  })) << ClientLog();
+  EXPECT_GT(reads, 1);
+  EXPECT_EQ(reads, whole);
+}
+
+TEST_F(KubeletClientTest, ProbePrintsTheHandshake) {
+  auto driver = StartDriver("a.example.com", csi_dir_ + "/a.sock", "node-42");
+  auto registrar = StartRegistrar(csi_dir_ + "/a.sock", {"--requires-publish-pod"});
+  const std::string socket = reg_dir_ + "/a.example.com-reg.sock";
+  ASSERT_TRUE(PollUntil([&] {
+    struct stat st;
+    return stat(socket.c_str(), &st) == 0;
+  }));
+  Subprocess probe({Runfile(kClient), "probe", "--registration-socket=" + socket},
+                   dir_.Join("probe.log"));
+  EXPECT_EQ(probe.Wait(absl::Seconds(30)), 0) << probe.Log();
+  const std::string out = probe.Log();
+  const json doc = json::parse(out.substr(out.find('{'), out.rfind('}') - out.find('{') + 1));
+  EXPECT_EQ(doc["pluginInfo"]["name"], "a.example.com");
+  EXPECT_EQ(doc["pluginInfo"]["type"], "CSIPlugin");
+  EXPECT_EQ(doc["csiDriverInfo"]["options"]["requiresPublishPod"], true);
+  EXPECT_EQ(doc["csiDriverInfo"]["csiEndpoint"], csi_dir_ + "/a.sock");
+  EXPECT_EQ(doc["nodeGetInfo"]["nodeId"], "node-42");
+  EXPECT_EQ(doc["highestSupportedVersion"], "1.0.0");
+  EXPECT_EQ(doc["notified"]["pluginRegistered"], true);
+  EXPECT_EQ(doc["registered"], true);
+
+  FakeNode empty(csi_dir_ + "/empty.sock", "");
+  FakePlugin::Config config;
+  config.name = "bad.example.com";
+  config.endpoint = csi_dir_ + "/empty.sock";
+  FakePlugin bad(reg_dir_ + "/bad-reg.sock", config);
+  Subprocess refused({Runfile(kClient), "probe", "--registration-socket=" + reg_dir_ +
+                                                     "/bad-reg.sock"},
+                     dir_.Join("probe2.log"));
+  EXPECT_EQ(refused.Wait(absl::Seconds(30)), 1);
+  EXPECT_THAT(refused.Log(), HasSubstr("\"registered\": false"));
+  EXPECT_THAT(refused.Log(), HasSubstr("driverNodeID must not be empty"));
+  EXPECT_THAT(refused.Log(), HasSubstr("\"csiDriverInfoAbsent\": \"the registrar does not "
+                                      "implement CSIRegistration (UNIMPLEMENTED)"));
+  EXPECT_THAT(refused.Log(), HasSubstr("\"nodeId\": \"\""));
+}
+
+TEST_F(KubeletClientTest, BadCommandLinesAreOneLineErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  } cases[] = {
+      {{}, "expected one command"},
+      {{"dance"}, "unknown command \"dance\""},
+      {{"watch"}, "--node-status-file is required"},
+      {{"probe"}, "--registration-socket is required"},
+      {{"watch", "--node-status-file=/tmp/x", "--plugin-registry-dir=/nonexistent/dir"},
+       "plugin registry directory /nonexistent/dir"},
+      {{"probe", "--registration-socket=/x", "--get-info-timeout=fast"}, "--get-info-timeout"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {Runfile(kClient)};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    TempDir logs("kcl");
+    Subprocess client(argv, logs.Join("log"));
+    EXPECT_EQ(client.Wait(absl::Seconds(30)), 1) << c.message;
+    EXPECT_THAT(client.Log(), HasSubstr(c.message));
+  }
+}
+
+}  // namespace
+}  // namespace ndr

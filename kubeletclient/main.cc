@@ -1,0 +1,91 @@
+// kubeletclient: the kubelet's side of plugin registration.
+//
+//   kubeletclient watch --plugin-registry-dir=D --node-status-file=F [--node-name=N]
+//   kubeletclient probe --registration-socket=S
+#include <limits.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+
+#include "api/go_duration.h"
+#include "gflags/gflags.h"
+#include "glog/logging.h"
+#include "kubeletclient/probe.h"
+#include "kubeletclient/watch.h"
+
+DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
+              "Directory where plugins put their registration sockets (watched recursively).");
+DEFINE_string(node_status_file, "", "watch: JSON file with the node's CSI status. Required.");
+DEFINE_string(node_name, "", "watch: the node's name (default: this host's name).");
+DEFINE_string(registration_socket, "", "probe: the registration socket to probe. Required.");
+DEFINE_string(get_info_timeout, "1s", "Deadline of GetInfo (kubelet: 1s).");
+DEFINE_string(notify_timeout, "5s", "Deadline of NotifyRegistrationStatus (kubelet: 5s).");
+DEFINE_string(node_get_info_timeout, "2m", "Deadline of the driver's NodeGetInfo (kubelet: 2m).");
+
+namespace {
+
+constexpr char kUsage[] =
+    "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME]\n"
+    "  kubeletclient probe --registration-socket=SOCKET";
+
+int Fail(const std::string& message) {
+  std::cerr << "kubeletclient: " << message << std::endl;
+  return 1;
+}
+
+std::string HostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  return gethostname(name, sizeof(name)) == 0 ? name : "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(kUsage);
+  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc != 2) {
+    return Fail(std::string("expected one command, watch or probe; usage:\n  ") + kUsage);
+  }
+  const std::string command = argv[1];
+
+  ndr::kubelet::HandshakeTimeouts handshake;
+  ndr::kubelet::CsiHandlerOptions csi;
+  for (auto [flag, value, target] :
+       {std::tuple{"get-info-timeout", &FLAGS_get_info_timeout, &handshake.get_info},
+        std::tuple{"notify-timeout", &FLAGS_notify_timeout, &handshake.notify},
+        std::tuple{"node-get-info-timeout", &FLAGS_node_get_info_timeout,
+                   &csi.node_get_info_timeout}}) {
+    absl::StatusOr<absl::Duration> d = ndr::ParseGoDuration(*value, flag);
+    if (!d.ok()) return Fail(std::string(d.status().message()));
+    if (*d <= absl::ZeroDuration()) return Fail(std::string("--") + flag + ": must be positive");
+    *target = *d;
+  }
+
+  if (command == "probe") {
+    if (FLAGS_registration_socket.empty()) {
+      return Fail("probe: --registration-socket is required");
+    }
+    ndr::kubelet::ProbeOutcome outcome =
+        ndr::kubelet::Probe(FLAGS_registration_socket, handshake, csi);
+    std::cout << outcome.json;
+    return outcome.registered ? 0 : 1;
+  }
+  if (command == "watch") {
+    if (FLAGS_node_status_file.empty()) return Fail("watch: --node-status-file is required");
+    ndr::kubelet::WatchOptions options;
+    options.plugin_registry_dir = FLAGS_plugin_registry_dir;
+    options.node_status_file = FLAGS_node_status_file;
+    options.node_name = FLAGS_node_name.empty() ? HostName() : FLAGS_node_name;
+    options.handshake = handshake;
+    options.csi = csi;
+    ndr::kubelet::BlockTerminationSignals();
+    if (absl::Status s = ndr::kubelet::RunWatch(options); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
+    return 0;
+  }
+  return Fail("unknown command \"" + command + "\"; usage:\n  " + kUsage);
+}

@@ -1,0 +1,32 @@
+// What kubelet would publish about the node's CSI drivers, as one JSON document:
+//  - "csiNode": the storage.k8s.io/v1 CSINode object (drivers: name, nodeID, topologyKeys,
+//    allocatable.count when the driver reported a limit);
+//  - "annotations": the Node annotation csi.volume.kubernetes.io/nodeid (JSON map driver -> ID);
+//  - "labels": the Node's topology labels, as kubelet's node-info manager sets them;
+//  - "nodeStatus.csiDrivers": the Node.Status.CSIDrivers list of the design in
+//    ../shared/seeds/004_6b6c3f6bd668dcbd.txt (name, nodeID, topologyKeys);
+//  - "drivers": this client's own registry (endpoint, version, pod-info switch, socket), which
+//    `kubeletclient publish` and tests read.
+// Built with nlohmann-json; written atomically (a temporary file renamed into place).
+#ifndef NDR_KUBELETCLIENT_NODE_STATUS_H_
+#define NDR_KUBELETCLIENT_NODE_STATUS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "kubeletclient/driver_registry.h"
+
+namespace ndr::kubelet {
+
+inline constexpr char kNodeIdAnnotation[] = "csi.volume.kubernetes.io/nodeid";
+
+// The JSON document for `drivers` on node `node_name`, pretty-printed.
+std::string RenderNodeStatus(const std::string& node_name, const DriverRegistry::Snapshot& drivers);
+
+// Writes `contents` to `path` through a temporary file in the same directory and rename(2), so a
+// reader sees the old or the new file, never a partial one.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_NODE_STATUS_H_
