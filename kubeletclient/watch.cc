@@ -13,6 +13,7 @@
 #include "kubeletclient/node_status.h"
 #include "kubeletclient/plugin_watcher.h"
 #include "kubeletclient/registration_manager.h"
+#include "kubeletclient/status_writer.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -37,12 +38,6 @@ absl::Status RunWatch(const WatchOptions& options) {
   int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
   if (signal_fd < 0) return absl::InternalError(absl::StrCat("signalfd: ", strerror(errno)));
 
-  // Every registry change is published at once, not every 10 s as kubelet once did.
-  DriverRegistry registry([&options](const DriverRegistry::Snapshot& drivers) {
-    absl::Status s = WriteFileAtomically(options.node_status_file,
-                                         RenderNodeStatus(options.node_name, drivers));
-    if (!s.ok()) LOG(ERROR) << "Cannot write the node status: " << s.message();
-  });
   // A restarted client starts from nothing and rediscovers every socket.
   if (absl::Status s = WriteFileAtomically(options.node_status_file,
                                            RenderNodeStatus(options.node_name, {}));
@@ -50,6 +45,10 @@ absl::Status RunWatch(const WatchOptions& options) {
     close(signal_fd);
     return absl::Status(s.code(), absl::StrCat("--node-status-file: ", s.message()));
   }
+  // Every registry change is published at once, not every 10 s as kubelet once did.
+  StatusWriter writer(options.node_status_file, options.node_name);
+  DriverRegistry registry(
+      [&writer](const DriverRegistry::Snapshot& drivers) { writer.Update(drivers); });
   CallSet csi_calls;
   CsiHandler csi(&registry, options.csi, &csi_calls);
   RegistrationManager manager({{kCsiPluginType, &csi}}, options.handshake);
