@@ -7,11 +7,13 @@ source test/install-deps.sh
 ndr_install_deps
 
 step() { printf '\n==> %s\n' "$*"; }
+indent() { sed 's/^/    /'; }
 
 work=$(mktemp -d /tmp/ndr-demo-XXXXXX)
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   rm -rf "$work"
   bazel shutdown >/dev/null 2>&1 || true
 }
@@ -23,29 +25,69 @@ wait_for_socket() {
   echo "error: $1 did not appear within 10 s" >&2
   return 1
 }
+# Waits up to 10 s for a file to contain a string.
+wait_for_text() {
+  for _ in $(seq 1 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+  echo "error: $1 did not mention $2 within 10 s" >&2
+  return 1
+}
 
 step "Building (bazel build; the first build takes a few minutes)"
 # shellcheck disable=SC2046
-bazel build $(ndr_bazel_flags) //test/csidriver:sample-csi-driver //test/csidriver:csi-client
+bazel build $(ndr_bazel_flags) //test/csidriver:sample-csi-driver //test/csidriver:csi-client \
+  //registrar:csi-node-driver-registrar //kubeletclient:kubeletclient
 bin=$(bazel info bazel-bin 2>/dev/null)
+mkdir -p "$work/csi" "$work/plugins_registry"
+driver_socket="$work/csi/csi.sock"
+registry="$work/plugins_registry"
 
-step "Starting the sample CSI driver on $work/csi/csi.sock"
-mkdir -p "$work/csi"
-"$bin/test/csidriver/sample-csi-driver" --endpoint="unix://$work/csi/csi.sock" \
+step "Starting the sample CSI driver on $driver_socket"
+"$bin/test/csidriver/sample-csi-driver" --endpoint="unix://$driver_socket" \
   --nodeid=demo-node --topology=topology.sample.csi.example.com/zone=zone-a \
-  2>"$work/driver.log" &
+  --max-volumes-per-node=8 2>"$work/driver.log" &
 pids+=($!)
-wait_for_socket "$work/csi/csi.sock"
-sed 's/^/    driver: /' "$work/driver.log"
+wait_for_socket "$driver_socket"
+indent < "$work/driver.log"
 
 step "Asking the driver who it is (CSI Identity and Node calls over its socket)"
-"$bin/test/csidriver/csi-client" --endpoint="unix://$work/csi/csi.sock" | sed 's/^/    /'
+"$bin/test/csidriver/csi-client" --endpoint="unix://$driver_socket" | indent
 
-step "Stopping the driver with SIGTERM"
-kill -TERM "${pids[0]}"
-wait "${pids[0]}"
-pids=()
-sed 's/^/    driver: /' "$work/driver.log" | tail -n 1
-[ ! -e "$work/csi/csi.sock" ] && echo "    socket removed"
+step "Starting the kubelet side, watching $registry"
+"$bin/kubeletclient/kubeletclient" watch --plugin-registry-dir="$registry" \
+  --node-status-file="$work/node-status.json" --node-name=demo-node 2>"$work/kubelet.log" &
+pids+=($!)
+wait_for_text "$work/node-status.json" nodeName
+
+step "Starting our registrar beside the driver (--requires-publish-pod)"
+"$bin/registrar/csi-node-driver-registrar" --csi-address="$driver_socket" \
+  --kubelet-registration-path="$driver_socket" --plugin-registration-path="$registry" \
+  --requires-publish-pod 2>"$work/registrar.log" &
+registrar_pid=$!
+pids+=($registrar_pid)
+wait_for_text "$work/node-status.json" sample.csi.example.com
+indent < "$work/registrar.log"
+echo "    registration directory:"
+ls -l "$registry" | tail -n +2 | indent
+
+step "What the kubelet side did"
+indent < "$work/kubelet.log"
+
+step "The node status kubelet would publish ($work/node-status.json)"
+indent < "$work/node-status.json"
+
+step "One more handshake with the registration socket (kubeletclient probe)"
+"$bin/kubeletclient/kubeletclient" probe \
+  --registration-socket="$registry/sample.csi.example.com-reg.sock" 2>/dev/null | indent
+
+step "Stopping the registrar with SIGTERM: its socket goes, the driver is deregistered"
+kill -TERM "$registrar_pid"
+wait "$registrar_pid"
+for _ in $(seq 1 200); do
+  grep -q sample.csi.example.com "$work/node-status.json" || break
+  sleep 0.05
+done
+tail -n 1 "$work/registrar.log" | indent
+tail -n 2 "$work/kubelet.log" | indent
+echo "    drivers left in the node status: $(grep -c '"nodeID"' "$work/node-status.json" || true)"
 
 step "Done"
