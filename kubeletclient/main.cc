@@ -2,6 +2,9 @@
 //
 //   kubeletclient watch --plugin-registry-dir=D --node-status-file=F [--node-name=N]
 //   kubeletclient probe --registration-socket=S
+//   kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR[,...]] --plugin-registry-dir=D
+//       --root-dir=R [--node-name=N] [--allowed-inline-drivers=a,b]
+//   kubeletclient unpublish --pod=FILE --root-dir=R --plugin-registry-dir=D
 #include <limits.h>
 #include <unistd.h>
 
@@ -11,7 +14,9 @@
 #include "api/go_duration.h"
 #include "gflags/gflags.h"
 #include "glog/logging.h"
+#include "absl/strings/str_split.h"
 #include "kubeletclient/probe.h"
+#include "kubeletclient/publish.h"
 #include "kubeletclient/watch.h"
 
 DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
@@ -19,6 +24,14 @@ DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
 DEFINE_string(node_status_file, "", "watch: JSON file with the node's CSI status. Required.");
 DEFINE_string(node_name, "", "watch: the node's name (default: this host's name).");
 DEFINE_string(registration_socket, "", "probe: the registration socket to probe. Required.");
+DEFINE_string(pod, "", "publish, unpublish: the Pod (YAML or JSON). Required.");
+DEFINE_string(objects, "",
+              "publish: files or directories, comma-separated, with the PersistentVolumeClaims, "
+              "PersistentVolumes, CSIDrivers and Secrets the pod's volumes need.");
+DEFINE_string(root_dir, "/var/lib/kubelet", "publish, unpublish: kubelet's root directory.");
+DEFINE_string(allowed_inline_drivers, "",
+              "publish: drivers whose inline (ephemeral) volumes this node allows, "
+              "comma-separated; empty allows none.");
 DEFINE_string(get_info_timeout, "1s", "Deadline of GetInfo (kubelet: 1s).");
 DEFINE_string(notify_timeout, "5s", "Deadline of NotifyRegistrationStatus (kubelet: 5s).");
 DEFINE_string(node_get_info_timeout, "2m", "Deadline of the driver's NodeGetInfo (kubelet: 2m).");
@@ -27,7 +40,10 @@ namespace {
 
 constexpr char kUsage[] =
     "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME]\n"
-    "  kubeletclient probe --registration-socket=SOCKET";
+    "  kubeletclient probe --registration-socket=SOCKET\n"
+    "  kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
+    "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b]\n"
+    "  kubeletclient unpublish --pod=FILE --root-dir=DIR --plugin-registry-dir=DIR";
 
 int Fail(const std::string& message) {
   std::cerr << "kubeletclient: " << message << std::endl;
@@ -47,7 +63,8 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   if (argc != 2) {
-    return Fail(std::string("expected one command, watch or probe; usage:\n  ") + kUsage);
+    return Fail(std::string("expected one command: watch, probe, publish or unpublish; usage:\n  ") +
+                kUsage);
   }
   const std::string command = argv[1];
 
@@ -72,6 +89,27 @@ int main(int argc, char** argv) {
         ndr::kubelet::Probe(FLAGS_registration_socket, handshake, csi);
     std::cout << outcome.json;
     return outcome.registered ? 0 : 1;
+  }
+  if (command == "publish" || command == "unpublish") {
+    if (FLAGS_pod.empty()) return Fail(command + ": --pod is required");
+    ndr::kubelet::PublishCommand publish;
+    publish.pod_file = FLAGS_pod;
+    publish.object_paths = absl::StrSplit(FLAGS_objects, ',', absl::SkipWhitespace());
+    publish.plugin_registry_dir = FLAGS_plugin_registry_dir;
+    publish.node.root_dir = FLAGS_root_dir;
+    publish.node.node_name = FLAGS_node_name.empty() ? HostName() : FLAGS_node_name;
+    for (absl::string_view d : absl::StrSplit(FLAGS_allowed_inline_drivers, ',',
+                                              absl::SkipWhitespace())) {
+      publish.node.allowed_inline_drivers.emplace(d);
+    }
+    publish.handshake = handshake;
+    publish.csi = csi;
+    ndr::kubelet::CommandOutcome outcome = command == "publish"
+                                               ? ndr::kubelet::RunPublish(publish)
+                                               : ndr::kubelet::RunUnpublish(publish);
+    std::cout << outcome.json;
+    if (!outcome.error.empty()) return Fail(outcome.error);
+    return outcome.ok ? 0 : 1;
   }
   if (command == "watch") {
     if (FLAGS_node_status_file.empty()) return Fail("watch: --node-status-file is required");

@@ -1,0 +1,330 @@
+// `kubeletclient publish` and `unpublish` as real processes, against our registrar and the
+// sample driver on real sockets: pods' volumes end up as real directories of files.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::ndr::testing::WriteFile;
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+constexpr char kDriverName[] = "sample.csi.example.com";
+constexpr char kUid[] = "d5b7a2a8-1c2e-4f5b-9b1a-3f0c2e1d4a55";
+
+constexpr char kPod[] = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: web-0
+  namespace: shop
+  uid: d5b7a2a8-1c2e-4f5b-9b1a-3f0c2e1d4a55
+spec:
+  serviceAccountName: web-sa
+  containers: [{name: c, image: busybox}]
+  volumes:
+  - name: inline-vol
+    csi:
+      driver: sample.csi.example.com
+      volumeAttributes:
+        color: blue
+        csi.storage.k8s.io/pod.name: impostor
+      nodePublishSecretRef: {name: creds}
+)";
+
+constexpr char kCsiDriver[] = R"(apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: sample.csi.example.com}
+spec:
+  attachRequired: false
+  podInfoOnMount: POD_INFO
+  volumeLifecycleModes: [MODES]
+)";
+
+constexpr char kSecret[] = R"(apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: NAMESPACE}
+stringData: {password: hunter2}
+)";
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class PublishTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const std::string& d : {csi_dir_, reg_dir_, root_, objects_dir_}) {
+      ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+    }
+    ASSERT_TRUE(WriteFile(pod_file_, kPod));
+    WriteObjects(/*pod_info=*/true, "Ephemeral", "shop");
+  }
+
+  void WriteObjects(bool pod_info, const std::string& modes, const std::string& secret_ns) {
+    ASSERT_TRUE(WriteFile(objects_dir_ + "/csidriver.yaml",
+                          absl::StrReplaceAll(kCsiDriver, {{"POD_INFO", pod_info ? "true" : "false"},
+                                                           {"MODES", modes}})));
+    ASSERT_TRUE(WriteFile(objects_dir_ + "/secret.yaml",
+                          absl::StrReplaceAll(kSecret, {{"NAMESPACE", secret_ns}})));
+  }
+
+  // The sample driver and our registrar, registered in reg_dir_.
+  void StartDriverAndRegistrar(std::vector<std::string> registrar_flags = {},
+                               std::vector<std::string> driver_flags = {}) {
+    std::vector<std::string> driver = {Runfile("test/csidriver/sample-csi-driver"),
+                                       "--endpoint=" + csi_socket_, "--nodeid=node-1"};
+    driver.insert(driver.end(), driver_flags.begin(), driver_flags.end());
+    driver_ = std::make_unique<Subprocess>(driver, dir_.Join("driver.log"));
+    std::vector<std::string> registrar = {Runfile("registrar/csi-node-driver-registrar"),
+                                          "--csi-address=" + csi_socket_,
+                                          "--kubelet-registration-path=" + csi_socket_,
+                                          "--plugin-registration-path=" + reg_dir_};
+    registrar.insert(registrar.end(), registrar_flags.begin(), registrar_flags.end());
+    registrar_ = std::make_unique<Subprocess>(registrar, dir_.Join("registrar.log"));
+    ASSERT_TRUE(PollUntil([&] {
+      struct stat st;
+      return stat((reg_dir_ + "/" + kDriverName + "-reg.sock").c_str(), &st) == 0;
+    })) << registrar_->Log();
+  }
+
+  // Runs kubeletclient `command`; returns its exit code and fills `output` (stdout and stderr).
+  int Run(const std::string& command, std::vector<std::string> extra, std::string* output) {
+    std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"), command,
+                                     "--pod=" + pod_file_, "--plugin-registry-dir=" + reg_dir_,
+                                     "--root-dir=" + root_, "--node-name=node-1"};
+    if (command == "publish") {
+      argv.push_back("--objects=" + objects_dir_);
+      argv.push_back(std::string("--allowed-inline-drivers=") + kDriverName);
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const std::string log = dir_.Join(absl::StrCat("run", runs_++, ".log"));
+    Subprocess run(argv, log);
+    std::optional<int> code = run.Wait(absl::Seconds(60));
+    *output = run.Log();
+    return code.value_or(-1);
+  }
+
+  std::string VolumeDir() {
+    return absl::StrCat(root_, "/pods/", kUid, "/volumes/kubernetes.io~csi/inline-vol");
+  }
+  std::string File(const std::string& name) {
+    std::string contents;
+    ReadFile(VolumeDir() + "/mount/" + name, &contents);
+    return contents;
+  }
+
+  TempDir dir_{"pub"};
+  const std::string csi_dir_ = dir_.Join("csi"), reg_dir_ = dir_.Join("reg");
+  const std::string root_ = dir_.Join("root"), objects_dir_ = dir_.Join("objects");
+  const std::string csi_socket_ = dir_.Join("csi/csi.sock"), pod_file_ = dir_.Join("pod.yaml");
+  std::unique_ptr<Subprocess> driver_, registrar_;
+  int runs_ = 0;
+};
+
+TEST_F(PublishTest, InlineVolumeWithPodInfoFromTheCsiDriverObject) {
+  StartDriverAndRegistrar();
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  // One file per volume_context key, written by the driver; the spoofed name is overwritten.
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "web-0");
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.namespace"), "shop");
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.uid"), kUid);
+  EXPECT_EQ(File("csi.storage.k8s.io_serviceAccount.name"), "web-sa");
+  EXPECT_EQ(File("csi.storage.k8s.io_ephemeral"), "true");
+  EXPECT_EQ(File("color"), "blue");
+  // vol_data.json beside the mount dir, with kubelet's keys.
+  std::string text;
+  ASSERT_TRUE(ReadFile(VolumeDir() + "/vol_data.json", &text));
+  const json vol_data = json::parse(text);
+  EXPECT_EQ(vol_data["volumeHandle"],
+            "csi-287c453d8f02517ab016c961cdb5d2a5edd36556703c66d4c73a680b36c38a69");
+  EXPECT_EQ(vol_data["specVolID"], "inline-vol");
+  EXPECT_EQ(vol_data["driverName"], kDriverName);
+  EXPECT_EQ(vol_data["nodeName"], "node-1");
+  EXPECT_EQ(vol_data["volumeLifecycleMode"], "Ephemeral");
+  EXPECT_TRUE(vol_data["attachmentID"].is_string());
+  // The output says what was sent, without the secret.
+  EXPECT_THAT(out, HasSubstr("\"password\": \"(redacted)\""));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("hunter2")));
+
+  // Publishing again is safe; unpublishing removes everything, and again is safe.
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("\"result\": \"unpublished\""));
+  struct stat st;
+  EXPECT_NE(stat(VolumeDir().c_str(), &st), 0);
+  ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
+}
+
+TEST_F(PublishTest, PodInfoFromTheRegistrarsSwitchOnly) {
+  WriteObjects(/*pod_info=*/false, "Ephemeral", "shop");
+  StartDriverAndRegistrar({"--requires-publish-pod"});
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "web-0");
+  EXPECT_EQ(File("csi.storage.k8s.io_serviceAccount.name"), "web-sa");
+}
+
+TEST_F(PublishTest, NoPodInfoForDriversThatDidNotAsk) {
+  WriteObjects(/*pod_info=*/false, "Ephemeral", "shop");
+  StartDriverAndRegistrar();
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  EXPECT_EQ(File("color"), "blue");
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.uid"), "");  // not sent
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "impostor");  // the pod's own attribute
+}
+
+TEST_F(PublishTest, DriverRejectingPodInfoGetsInvalidArgument) {
+  StartDriverAndRegistrar({}, {"--reject-pod-info"});
+  std::string out;
+  EXPECT_EQ(Run("publish", {}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("code = InvalidArgument"));
+  EXPECT_THAT(out, HasSubstr("does not accept (--reject-pod-info)"));
+}
+
+TEST_F(PublishTest, RefusalsPublishNothing) {
+  StartDriverAndRegistrar();
+  struct Case {
+    const char* name;
+    std::function<void()> setup;
+    std::vector<std::string> extra;
+    const char* error;
+  } cases[] = {
+      {"no Ephemeral mode", [&] { WriteObjects(true, "Persistent", "shop"); }, {},
+       "volume mode \"Ephemeral\" not supported by driver sample.csi.example.com (only supports "
+       "[\"Persistent\"])"},
+      {"no CSIDriver", [&] { unlink((objects_dir_ + "/csidriver.yaml").c_str()); }, {},
+       "volume mode \"Ephemeral\" not supported by driver sample.csi.example.com (no CSIDriver "
+       "object)"},
+      {"not allowed by policy", [&] { WriteObjects(true, "Ephemeral", "shop"); },
+       {"--allowed-inline-drivers=other.example.com"},
+       "inline CSI volumes of driver sample.csi.example.com are not allowed on this node"},
+      {"secret in another namespace", [&] { WriteObjects(true, "Ephemeral", "kube-system"); }, {},
+       "secrets are looked up in the pod's namespace \"shop\" only"},
+  };
+  for (const Case& c : cases) {
+    c.setup();
+    std::string out;
+    EXPECT_EQ(Run("publish", c.extra, &out), 1) << c.name;
+    EXPECT_THAT(out, HasSubstr(c.error)) << c.name;
+    EXPECT_THAT(out, HasSubstr("nothing was published")) << c.name;
+    EXPECT_THAT(Entries(root_), ::testing::IsEmpty()) << c.name;
+  }
+}
+
+TEST_F(PublishTest, MalformedObjectsAreRefusedWithNothingLeftBehind) {
+  StartDriverAndRegistrar();
+  struct Case {
+    std::string file;
+    std::string text;
+    const char* error;
+  } cases[] = {
+      {"pod.yaml", "kind: Pod\n  - : [", "pod.yaml: line "},
+      {"pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n",
+       "metadata.uid: is required"},
+      {"pod.yaml",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {volumes: [{name: v, "
+       "csi: {}}]}\n",
+       "spec.volumes[0].csi.driver: is required"},
+      {"objects/csidriver.yaml",
+       "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: x}\nspec: "
+       "{podInfoOnMount: perhaps}\n",
+       "csidriver.yaml: CSIDriver x: spec.podInfoOnMount: must be true or false"},
+      {"objects/secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {k: '!'}\n",
+       "secret.yaml: Secret s: data.k: is not valid base64"},
+      {"objects/extra.json", "{\"apiVersion\": \"v1\", \"kind\": \"Service\", \"metadata\": {\"name\": \"s\"}}",
+       "extra.json: Service s: kind \"Service\" is not supported"},
+  };
+  for (const Case& c : cases) {
+    ASSERT_TRUE(WriteFile(pod_file_, kPod));
+    WriteObjects(true, "Ephemeral", "shop");
+    unlink((objects_dir_ + "/extra.json").c_str());
+    ASSERT_TRUE(WriteFile(dir_.Join(c.file), c.text));
+    std::string out;
+    EXPECT_EQ(Run("publish", {}, &out), 1) << c.error;
+    EXPECT_THAT(out, HasSubstr(c.error));
+    EXPECT_THAT(Entries(root_), ::testing::IsEmpty()) << c.error;
+  }
+}
+
+TEST_F(PublishTest, PersistentVolumeThroughItsClaim) {
+  ASSERT_TRUE(WriteFile(pod_file_, R"(apiVersion: v1
+kind: Pod
+metadata: {name: db-0, namespace: shop, uid: uid-db}
+spec:
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data-db-0}
+)"));
+  ASSERT_TRUE(WriteFile(objects_dir_ + "/pv.yaml", R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-0, namespace: shop}
+spec: {volumeName: pv-42}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-42}
+spec:
+  accessModes: [ReadWriteOnce]
+  csi:
+    driver: sample.csi.example.com
+    volumeHandle: vol-42
+    volumeAttributes: {tier: gold}
+)"));
+  WriteObjects(true, "Persistent, Ephemeral", "shop");
+  StartDriverAndRegistrar();
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  const std::string dir = root_ + "/pods/uid-db/volumes/kubernetes.io~csi/pv-42";
+  std::string contents;
+  ASSERT_TRUE(ReadFile(dir + "/mount/tier", &contents));
+  EXPECT_EQ(contents, "gold");
+  ASSERT_TRUE(ReadFile(dir + "/mount/csi.storage.k8s.io_ephemeral", &contents));
+  EXPECT_EQ(contents, "false");
+  ASSERT_TRUE(ReadFile(dir + "/vol_data.json", &contents));
+  EXPECT_EQ(json::parse(contents)["volumeHandle"], "vol-42");
+  EXPECT_EQ(json::parse(contents)["volumeLifecycleMode"], "Persistent");
+  ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
+  struct stat st;
+  EXPECT_NE(stat(dir.c_str(), &st), 0);
+}
+
+TEST_F(PublishTest, UnregisteredDriverIsAClearError) {
+  std::string out;  // No registrar: nothing is registered.
+  EXPECT_EQ(Run("publish", {}, &out), 1);
+  EXPECT_THAT(out, HasSubstr("driver name sample.csi.example.com not found in the list of "
+                             "registered CSI drivers"));
+}
+
+}  // namespace
+}  // namespace ndr

@@ -1,0 +1,80 @@
+// The mount half of kubelet's CSI volume plugin (pkg/volume/csi: csi_mounter, csi_plugin).
+//
+// PlanVolumes turns a Pod's CSI volumes (inline, or persistentVolumeClaim through a PVC bound
+// to a CSI PersistentVolume) into the NodePublishVolume requests kubelet would send, checking
+// everything first (lifecycle modes with kubelet's texts, the node's inline-driver policy, the
+// driver's registration, secrets), so that an invalid pod publishes nothing at all.
+// PublishVolume writes vol_data.json beside the mount directory and calls the driver;
+// UnpublishVolume reads the handle back from vol_data.json. Both may be repeated.
+#ifndef NDR_KUBELETCLIENT_PUBLISHER_H_
+#define NDR_KUBELETCLIENT_PUBLISHER_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/csi/csi.grpc.pb.h"
+#include "kubeletclient/driver_registry.h"
+#include "kubeletclient/k8s_objects.h"
+
+namespace ndr::kubelet {
+
+// The pod-info keys kubelet adds to volume_context for drivers that ask.
+inline constexpr char kPodNameKey[] = "csi.storage.k8s.io/pod.name";
+inline constexpr char kPodNamespaceKey[] = "csi.storage.k8s.io/pod.namespace";
+inline constexpr char kPodUidKey[] = "csi.storage.k8s.io/pod.uid";
+inline constexpr char kServiceAccountKey[] = "csi.storage.k8s.io/serviceAccount.name";
+inline constexpr char kEphemeralKey[] = "csi.storage.k8s.io/ephemeral";
+
+struct NodeOptions {
+  std::string root_dir = "/var/lib/kubelet";  // --root-dir
+  std::string node_name;
+  // Drivers whose inline (ephemeral) volumes this node allows; empty allows none, like a
+  // PodSecurityPolicy's AllowedCSIDrivers.
+  std::set<std::string> allowed_inline_drivers;
+  absl::Duration timeout = absl::Minutes(2);  // kubelet's csiTimeout
+};
+
+struct VolumePlan {
+  std::string pod_volume;  // the pod's volume name
+  std::string driver;
+  std::string endpoint;
+  std::string mode;        // "Persistent" or "Ephemeral"
+  std::string volume_dir;  // <root>/pods/<uid>/volumes/kubernetes.io~csi/<spec name>
+  std::map<std::string, std::string> vol_data;  // what vol_data.json holds
+  csi::v1::NodePublishVolumeRequest request;
+};
+
+// "csi-" + lowercase hex SHA-256 of pod UID + volume name: kubelet's inline volume handle.
+std::string EphemeralVolumeHandle(const std::string& pod_uid, const std::string& volume_name);
+// kubelet's getAttachmentName: "csi-" + hex SHA-256 of handle + driver + node.
+std::string AttachmentName(const std::string& handle, const std::string& driver,
+                           const std::string& node);
+
+absl::StatusOr<std::vector<VolumePlan>> PlanVolumes(const Pod& pod, const ObjectSet& objects,
+                                                    const DriverRegistry::Snapshot& drivers,
+                                                    const NodeOptions& options);
+
+// What `plan` asks the driver, as JSON, with secret values replaced by "(redacted)".
+std::string RedactedRequestJson(const csi::v1::NodePublishVolumeRequest& request);
+
+// Checks what can be checked with the driver before anything is published: that it does not
+// need NodeStageVolume, which this client does not implement.
+absl::Status PreflightVolume(const VolumePlan& plan, const NodeOptions& options);
+
+absl::Status PublishVolume(const VolumePlan& plan, const NodeOptions& options);
+
+// Unpublishes what vol_data.json in `volume_dir` describes and removes the directory; a
+// directory that is already gone is fine.
+absl::Status UnpublishVolume(const std::string& volume_dir, const DriverRegistry::Snapshot& drivers,
+                             const NodeOptions& options);
+
+// The volume directories of a pod's CSI volumes under `root_dir`.
+std::vector<std::string> PodCsiVolumeDirs(const std::string& root_dir, const std::string& pod_uid);
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_PUBLISHER_H_
