@@ -72,12 +72,37 @@ ls -l "$registry" | tail -n +2 | indent
 step "What the kubelet side did"
 indent < "$work/kubelet.log"
 
-step "The node status kubelet would publish ($work/node-status.json)"
-indent < "$work/node-status.json"
+step "The node status kubelet would publish ($work/node-status.json), first lines"
+head -n 30 "$work/node-status.json" | indent
+echo "    ..."
 
-step "One more handshake with the registration socket (kubeletclient probe)"
+step "One more handshake with the registration socket (kubeletclient probe), first lines"
 "$bin/kubeletclient/kubeletclient" probe \
-  --registration-socket="$registry/sample.csi.example.com-reg.sock" 2>/dev/null | indent
+  --registration-socket="$registry/sample.csi.example.com-reg.sock" 2>/dev/null | head -n 18 |
+  indent
+echo "    ..."
+
+step "A pod with an inline CSI volume (test/demo/pod.yaml) and the driver's CSIDriver object"
+indent < test/demo/pod.yaml
+echo "    ---"
+indent < test/demo/csidriver.yaml
+
+step "Publishing the pod's volumes as kubelet would (kubeletclient publish)"
+"$bin/kubeletclient/kubeletclient" publish --pod=test/demo/pod.yaml \
+  --objects=test/demo/csidriver.yaml --plugin-registry-dir="$registry" --root-dir="$work/kubelet" \
+  --node-name=demo-node --allowed-inline-drivers=sample.csi.example.com 2>/dev/null | indent
+volume_dir="$work/kubelet/pods/0b2c8d9e-5f4a-4c3b-8a71-6d1e2f3a4b5c/volumes/kubernetes.io~csi/pod-info"
+
+step "What the pod would see in its volume (one file per volume_context key)"
+for f in "$volume_dir"/mount/*; do
+  printf '    %-42s %s\n' "$(basename "$f")" "$(cat "$f")"
+done
+echo "    vol_data.json: $(cat "$volume_dir/vol_data.json")"
+
+step "Tearing the volume down (kubeletclient unpublish reads the handle back from vol_data.json)"
+"$bin/kubeletclient/kubeletclient" unpublish --pod=test/demo/pod.yaml \
+  --plugin-registry-dir="$registry" --root-dir="$work/kubelet" 2>/dev/null | indent
+[ ! -e "$volume_dir" ] && echo "    $volume_dir is gone"
 
 step "Stopping the registrar with SIGTERM: its socket goes, the driver is deregistered"
 kill -TERM "$registrar_pid"
