@@ -6,7 +6,7 @@ NDR_PACKAGES=(
   g++ pkg-config libunwind-dev liblzma-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libgflags-dev libgoogle-glog-dev libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev
-  libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
+  libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
 )
 
 ndr_install_deps() {

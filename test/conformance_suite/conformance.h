@@ -1,0 +1,44 @@
+// A conformance suite for node-driver-registrars: does a running registrar talk to kubelet
+// correctly? It speaks only the wire APIs (kubelet's pluginregistration, the pod-info design's
+// CSIRegistration, CSI, HTTP), so it checks any registrar, ours or not.
+//
+// Each check is traceable to ../shared/design/CONTRACT.md or the seeds; its name says which part.
+// Checks that change the registrar's state (deleting its socket, SIGTERM) run only when asked.
+#ifndef NDR_TEST_CONFORMANCE_CONFORMANCE_H_
+#define NDR_TEST_CONFORMANCE_CONFORMANCE_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace ndr::conformance {
+
+struct Config {
+  std::string registration_socket;  // required
+  // The driver's CSI socket as seen from here; default: GetInfo's endpoint, if reachable.
+  std::string csi_endpoint;
+  std::string http_endpoint;  // host:port of /healthz; empty: skip the HTTP checks
+  pid_t pid = 0;              // the registrar's process; 0: skip the signal check
+  bool destructive = false;   // run the checks that delete the socket or stop the registrar
+  absl::Duration timeout = absl::Seconds(5);
+};
+
+enum class Outcome { kPass, kFail, kSkip };
+
+struct CheckResult {
+  std::string name;
+  Outcome outcome;
+  std::string reason;
+};
+
+std::vector<CheckResult> RunChecks(const Config& config);
+
+// "PASS name: reason" and so on.
+std::string Format(const CheckResult& result);
+
+}  // namespace ndr::conformance
+
+#endif  // NDR_TEST_CONFORMANCE_CONFORMANCE_H_

@@ -1,0 +1,162 @@
+// The conformance program against our registrar (it must pass, destructive checks included)
+// and against deliberately broken registrars (it must fail, naming the broken checks).
+#include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t length = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+TEST(ConformanceTest, OurRegistrarPassesEverything) {
+  TempDir dir("conf");
+  const std::string csi = dir.Join("csi.sock"), reg = dir.Join("reg");
+  ASSERT_EQ(mkdir(reg.c_str(), 0755), 0);
+  const std::string socket = reg + "/sample.csi.example.com-reg.sock";
+  const int port = FreePort();
+  Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
+                     "--nodeid=node-1"},
+                    dir.Join("driver.log"));
+  Subprocess registrar({Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi,
+                        "--kubelet-registration-path=" + csi, "--plugin-registration-path=" + reg,
+                        absl::StrCat("--http-endpoint=127.0.0.1:", port)},
+                       dir.Join("registrar.log"));
+  ASSERT_TRUE(PollUntil([&] { return Exists(socket); })) << registrar.Log();
+
+  // The registrar is this test's child: it stays a zombie after exiting, so the suite can read
+  // its exit code.
+  Subprocess suite({Runfile("test/registrar-conformance"), "--registration-socket=" + socket,
+                    absl::StrCat("--http-endpoint=127.0.0.1:", port),
+                    absl::StrCat("--pid=", registrar.pid()), "--destructive"},
+                   dir.Join("suite.log"));
+  EXPECT_EQ(suite.Wait(absl::Seconds(60)), 0) << suite.Log();
+  const std::string out = suite.Log();
+  EXPECT_THAT(out, Not(HasSubstr("FAIL ")));
+  for (const char* check :
+       {"getinfo.answered", "getinfo.type", "getinfo.name", "getinfo.endpoint", "getinfo.versions",
+        "socket.name", "socket.private", "notify.answered", "csiregistration.consistent",
+        "csi.plugin_info", "csi.node_id", "http.healthz", "socket.deletion", "signal.sigterm"}) {
+    EXPECT_THAT(out, HasSubstr(absl::StrCat("PASS ", check, ":"))) << check;
+  }
+  EXPECT_THAT(out, HasSubstr("PASS signal.sigterm: socket removed, exit code 0"));
+  EXPECT_THAT(out, HasSubstr("summary: 14 PASS, 0 FAIL, 0 SKIP"));
+  EXPECT_EQ(registrar.Wait(absl::Seconds(10)), 0);
+}
+
+TEST(ConformanceTest, NonDestructiveByDefault) {
+  TempDir dir("conf");
+  const std::string csi = dir.Join("csi.sock"), reg = dir.Join("reg");
+  ASSERT_EQ(mkdir(reg.c_str(), 0755), 0);
+  const std::string socket = reg + "/sample.csi.example.com-reg.sock";
+  Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
+                     "--nodeid=node-1"},
+                    dir.Join("driver.log"));
+  Subprocess registrar({Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi,
+                        "--kubelet-registration-path=" + csi, "--plugin-registration-path=" + reg},
+                       dir.Join("registrar.log"));
+  ASSERT_TRUE(PollUntil([&] { return Exists(socket); })) << registrar.Log();
+  const ino_t before = [&] {
+    struct stat st;
+    lstat(socket.c_str(), &st);
+    return st.st_ino;
+  }();
+  Subprocess suite({Runfile("test/registrar-conformance"), "--registration-socket=" + socket,
+                    absl::StrCat("--pid=", registrar.pid())},
+                   dir.Join("suite.log"));
+  EXPECT_EQ(suite.Wait(absl::Seconds(60)), 0) << suite.Log();
+  EXPECT_THAT(suite.Log(), HasSubstr("SKIP socket.deletion: destructive"));
+  EXPECT_THAT(suite.Log(), HasSubstr("SKIP http.healthz: no --http-endpoint"));
+  EXPECT_TRUE(registrar.Running());
+  struct stat st;
+  ASSERT_EQ(lstat(socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, before);
+}
+
+// A registrar that gets things wrong: the suite must say which.
+class BrokenRegistrar final : public pluginregistration::Registration::Service {
+  grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+                       pluginregistration::PluginInfo* info) override {
+    info->set_type("DevicePlugin");
+    info->set_name("Broken_Name");
+    info->set_endpoint("relative/csi.sock");
+    info->add_supported_versions("0.3.0");
+    return grpc::Status::OK;
+  }
+  grpc::Status NotifyRegistrationStatus(grpc::ServerContext*,
+                                        const pluginregistration::RegistrationStatus*,
+                                        pluginregistration::RegistrationStatusResponse*) override {
+    return grpc::Status(grpc::StatusCode::INTERNAL, "boom");
+  }
+};
+
+TEST(ConformanceTest, BrokenRegistrarFailsTheRightChecks) {
+  TempDir dir("conf");
+  const std::string socket = dir.Join("wrong-reg.sock");
+  BrokenRegistrar broken;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+  builder.RegisterService(&broken);
+  auto server = builder.BuildAndStart();
+  ASSERT_EQ(chmod(socket.c_str(), 0777), 0);
+  Subprocess suite({Runfile("test/registrar-conformance"), "--registration-socket=" + socket},
+                   dir.Join("suite.log"));
+  EXPECT_EQ(suite.Wait(absl::Seconds(60)), 1) << suite.Log();
+  const std::string out = suite.Log();
+  EXPECT_THAT(out, HasSubstr("FAIL getinfo.type: type is \"DevicePlugin\""));
+  EXPECT_THAT(out, HasSubstr("FAIL getinfo.name:"));
+  EXPECT_THAT(out, HasSubstr("FAIL getinfo.endpoint: endpoint \"relative/csi.sock\""));
+  EXPECT_THAT(out, HasSubstr("FAIL getinfo.versions: kubelet refuses [\"0.3.0\"]"));
+  EXPECT_THAT(out, HasSubstr("FAIL socket.name: wrong-reg.sock should be Broken_Name-reg.sock"));
+  EXPECT_THAT(out, HasSubstr("FAIL socket.private: mode 0777"));
+  EXPECT_THAT(out, HasSubstr("FAIL notify.answered"));
+  // No CSIRegistration service: SKIP, not FAIL.
+  EXPECT_THAT(out, HasSubstr("SKIP csiregistration.consistent: CSIRegistration is not "
+                             "implemented (UNIMPLEMENTED)"));
+  server->Shutdown();
+}
+
+TEST(ConformanceTest, UnreachableSocketFails) {
+  TempDir dir("conf");
+  Subprocess suite({Runfile("test/registrar-conformance"),
+                    "--registration-socket=" + dir.Join("nothing-reg.sock"), "--timeout=500ms"},
+                   dir.Join("suite.log"));
+  EXPECT_EQ(suite.Wait(absl::Seconds(60)), 1) << suite.Log();
+  EXPECT_THAT(suite.Log(), HasSubstr("FAIL getinfo.answered: GetInfo on "));
+}
+
+}  // namespace
+}  // namespace ndr
