@@ -34,6 +34,7 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
     abort();
   }
   if (pid_ == 0) {
+    setpgid(0, 0);  // Its own group, so that the destructor also ends what it started.
     int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (fd >= 0) {
       dup2(fd, 1);
@@ -52,6 +53,8 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
 }
 
 Subprocess::~Subprocess() {
+  // The whole group: children the process started must not outlive the test either.
+  kill(-pid_, SIGKILL);
   if (Running()) {
     kill(pid_, SIGKILL);
     Wait(absl::Seconds(10));

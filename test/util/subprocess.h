@@ -1,5 +1,6 @@
 // A child process for integration tests: started from a runfiles-relative binary, its stderr
-// captured to a file, killed and reaped when the object goes away.
+// captured to a file, in a process group of its own that is killed (and the child reaped) when
+// the object goes away.
 #ifndef NDR_TEST_UTIL_SUBPROCESS_H_
 #define NDR_TEST_UTIL_SUBPROCESS_H_
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Validates Kubernetes manifests against the real Kubernetes API types, offline.
+
+The types come from Debian's python3-kubernetes: models generated from Kubernetes' OpenAPI
+schema. Every field must be known to its type (a misspelt field is an error, not ignored), have
+the type's value type, and every required field must be present (the models' own client-side
+validation). One line per error, naming the file, the object and the field; exit 1 if any.
+
+    validate.py FILE...
+"""
+import re
+import sys
+
+import yaml
+from kubernetes import client
+
+API = client.ApiClient()
+
+
+def check(value, type_name, path, errors):
+    """Appends to errors every way `value` does not fit the OpenAPI type `type_name`."""
+    if value is None:
+        return
+    if type_name == "object":  # IntOrString, RawExtension, free-form
+        return
+    if type_name in ("str", "datetime", "date"):
+        if not isinstance(value, str):
+            errors.append(f"{path}: must be a string, not {type(value).__name__} {value!r}")
+        return
+    if type_name == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            errors.append(f"{path}: must be an integer, not {value!r}")
+        return
+    if type_name == "float":
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            errors.append(f"{path}: must be a number, not {value!r}")
+        return
+    if type_name == "bool":
+        if not isinstance(value, bool):
+            errors.append(f"{path}: must be true or false, not {value!r}")
+        return
+    m = re.fullmatch(r"list\[(.*)\]", type_name)
+    if m:
+        if not isinstance(value, list):
+            errors.append(f"{path}: must be a list")
+            return
+        for i, item in enumerate(value):
+            check(item, m.group(1), f"{path}[{i}]", errors)
+        return
+    m = re.fullmatch(r"dict\(str, (.*)\)", type_name)
+    if m:
+        if not isinstance(value, dict):
+            errors.append(f"{path}: must be an object")
+            return
+        for key, item in value.items():
+            check(item, m.group(1), f"{path}.{key}", errors)
+        return
+    model = getattr(client.models, type_name, None)
+    if model is None:
+        errors.append(f"{path}: unknown type {type_name}")
+        return
+    if not isinstance(value, dict):
+        errors.append(f"{path}: must be an object ({type_name})")
+        return
+    by_json_name = {json: attr for attr, json in model.attribute_map.items()}
+    for key, item in value.items():
+        attr = by_json_name.get(key)
+        if attr is None:
+            errors.append(f"{path}.{key}: unknown field of {type_name}")
+            continue
+        check(item, model.openapi_types[attr], f"{path}.{key}" if path else key, errors)
+
+
+def model_name(api_version, kind):
+    version = api_version.split("/")[-1]
+    return version[0].upper() + version[1:] + kind
+
+
+def validate(path):
+    errors = []
+    with open(path) as f:
+        try:
+            documents = [d for d in yaml.safe_load_all(f) if d is not None]
+        except yaml.YAMLError as e:
+            return [f"{path}: not valid YAML: {e}"]
+    for i, doc in enumerate(documents):
+        if not isinstance(doc, dict):
+            errors.append(f"{path}: document {i + 1}: not an object")
+            continue
+        name = f"{doc.get('kind')} {doc.get('metadata', {}).get('name')}"
+        type_name = model_name(str(doc.get("apiVersion", "")), str(doc.get("kind", "")))
+        if getattr(client.models, type_name, None) is None:
+            errors.append(f"{path}: {name}: apiVersion/kind not known to the Kubernetes API")
+            continue
+        found = []
+        check(doc, type_name, "", found)
+        errors += [f"{path}: {name}: {e}" for e in found]
+        if not found:
+            try:  # required fields and enums: the models' own validation
+                API._ApiClient__deserialize(doc, type_name)
+            except ValueError as e:
+                errors.append(f"{path}: {name}: {e}")
+    return errors
+
+
+def main(paths):
+    errors = [e for path in paths for e in validate(path)]
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
