@@ -100,6 +100,18 @@ TEST_F(RegistrationServerTest, ServesBothServicesOnAPrivateSocket) {
   EXPECT_EQ(notified_[0].second, status.error());
 }
 
+TEST_F(RegistrationServerTest, ARefusalWithoutAReasonIsMalformed) {
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  pluginregistration::RegistrationStatus status;  // plugin_registered=false, error=""
+  pluginregistration::RegistrationStatusResponse response;
+  grpc::Status s = pluginregistration::Registration::NewStub(Channel())
+                       ->NotifyRegistrationStatus(Context().get(), status, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_TRUE(notified_.empty());
+}
+
 TEST_F(RegistrationServerTest, RequiresPublishPodFalse) {
   auto server = Start(/*requires_publish_pod=*/false);
   ASSERT_THAT(server, IsOk());

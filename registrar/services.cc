@@ -17,9 +17,18 @@ grpc::Status RegistrationService::GetInfo(grpc::ServerContext* context,
 }
 
 grpc::Status RegistrationService::NotifyRegistrationStatus(
-    grpc::ServerContext*, const pluginregistration::RegistrationStatus* request,
+    grpc::ServerContext* context, const pluginregistration::RegistrationStatus* request,
     pluginregistration::RegistrationStatusResponse*) {
   VLOG(4) << "NotifyRegistrationStatus: " << request->ShortDebugString();
+  if (!request->plugin_registered() && request->error().empty()) {
+    // Kubelet always says why it refuses. A refusal without a reason is what any malformed
+    // message decodes to (proto3 defaults), so it must not stop the registrar.
+    LOG(WARNING) << "Ignoring a NotifyRegistrationStatus that refuses without a reason from "
+                 << context->peer();
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "plugin_registered is false but error is empty: kubelet always gives "
+                        "the reason for a refusal");
+  }
   notify_(request->plugin_registered(), request->error());
   return grpc::Status::OK;
 }
