@@ -220,6 +220,24 @@ TEST_F(KubeletClientTest, DiscoversExistingAndNewSocketsAndDeregisters) {
   EXPECT_EQ(Status()["csiNode"]["spec"]["drivers"].size(), 1u);
 }
 
+TEST_F(KubeletClientTest, RegistrarKilledWithSigkillIsDeregisteredAndComesBack) {
+  auto driver = StartDriver("a.example.com", csi_dir_ + "/a.sock");
+  auto registrar = StartRegistrar(csi_dir_ + "/a.sock");
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return Registered("a.example.com"); })) << ClientLog();
+  // SIGKILL: no cleanup, the socket stays behind, and no filesystem event says anything.
+  registrar.reset();
+  const std::string socket = reg_dir_ + "/a.example.com-reg.sock";
+  struct stat st;
+  ASSERT_EQ(lstat(socket.c_str(), &st), 0);
+  ASSERT_TRUE(PollUntil([&] { return !Registered("a.example.com"); })) << ClientLog();
+  EXPECT_THAT(ClientLog(), HasSubstr("went away without removing its socket"));
+  EXPECT_EQ(lstat(socket.c_str(), &st), 0);  // still there: stale
+  // The next registrar replaces the stale socket and is registered again.
+  registrar = StartRegistrar(csi_dir_ + "/a.sock");
+  EXPECT_TRUE(PollUntil([&] { return Registered("a.example.com"); })) << ClientLog();
+}
+
 TEST_F(KubeletClientTest, IgnoresDotFilesAndNonSockets) {
   FakePlugin::Config config;
   config.name = "hidden.example.com";
@@ -366,7 +384,11 @@ TEST_F(KubeletClientTest, SecondSocketOfADriverNeedsAHigherVersion) {
   FakePlugin higher(reg_dir_ + "/higher-reg.sock", config);
   ASSERT_TRUE(PollUntil([&] { return !higher.notified().empty(); }));
   EXPECT_TRUE(higher.notified()[0].plugin_registered());
-  EXPECT_EQ(Status()["drivers"]["twin.example.com"]["version"], "1.2.0");
+  // The status file is written right after, by the writer thread.
+  EXPECT_TRUE(PollUntil([&] {
+    json status = Status();
+    return status.is_object() && status["drivers"]["twin.example.com"]["version"] == "1.2.0";
+  })) << Status().dump();
 }
 
 TEST_F(KubeletClientTest, FailedRegistrationIsRetriedWithBackoff) {

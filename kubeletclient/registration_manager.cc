@@ -10,7 +10,10 @@ namespace ndr::kubelet {
 
 RegistrationManager::RegistrationManager(HandlerMap handlers, HandshakeTimeouts timeouts,
                                          Backoff backoff)
-    : handlers_(std::move(handlers)), timeouts_(timeouts), backoff_(backoff) {}
+    : handlers_(std::move(handlers)),
+      timeouts_(timeouts),
+      backoff_(backoff),
+      liveness_([this](const std::string& path) { SocketRemoved(path); }) {}
 
 RegistrationManager::~RegistrationManager() { Shutdown(); }
 
@@ -59,6 +62,7 @@ void RegistrationManager::Work(const std::string& path) {
       const bool recreated = socket.present;
       socket.registered = socket.confirmed = false;
       lock.unlock();
+      liveness_.Forget(path);
       LOG(INFO) << "Socket " << path << " of plugin " << name
                 << (recreated ? " was created again: deregistering the old one"
                               : " was removed: deregistering");
@@ -85,6 +89,7 @@ void RegistrationManager::Work(const std::string& path) {
       after.confirmed = result.status.ok();
       if (result.status.ok()) {
         after.backoff = absl::ZeroDuration();
+        liveness_.Watch(path);
         LOG(INFO) << "Registered plugin " << after.name << " at " << path;
       } else if (!stopping_) {
         after.backoff = after.backoff == absl::ZeroDuration()

@@ -6,7 +6,9 @@
 // and registered again. At most one operation per socket runs at a time, each on a thread of its
 // own, so a plugin that hangs costs only its own timeouts and never delays the others. A failed
 // registration is retried with kubelet's exponential backoff (500 ms, doubling, at most 2 min 2 s);
-// a change of the socket meanwhile (removed, created again) is acted on at once.
+// a change of the socket meanwhile (removed, created again) is acted on at once. A registered
+// plugin whose process dies without removing its socket is deregistered too (LivenessWatch),
+// which kubelet does not do.
 //
 // Thread-safe. Shutdown() cancels the calls in flight and waits for the workers.
 #ifndef NDR_KUBELETCLIENT_REGISTRATION_MANAGER_H_
@@ -21,6 +23,7 @@
 #include "absl/time/time.h"
 #include "kubeletclient/call_set.h"
 #include "kubeletclient/handshake.h"
+#include "kubeletclient/liveness_watch.h"
 
 namespace ndr::kubelet {
 
@@ -67,6 +70,9 @@ class RegistrationManager {
   std::map<std::string, Socket> sockets_;  // guarded by mu_
   bool stopping_ = false;                  // guarded by mu_
   int workers_ = 0;                        // guarded by mu_
+
+  // Last: destroyed first, since its thread calls SocketRemoved(), which uses the members above.
+  LivenessWatch liveness_;
 };
 
 }  // namespace ndr::kubelet
