@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -54,6 +55,8 @@ LivenessWatch::~LivenessWatch() {
 void LivenessWatch::Watch(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   Entry& entry = entries_[path];
+  struct stat st;
+  entry.inode = lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
   entry.channel = IdleChannel(path);
   entry.id = next_id_++;
   Arm(path, entry, entry.channel->GetState(false));
@@ -91,6 +94,12 @@ void LivenessWatch::Loop() {
     }
     // The connection dropped (IDLE), connecting failed (TRANSIENT_FAILURE; the plugin may have
     // died before the connection was up), or the channel is gone.
+    struct stat st;
+    if (lstat(tag->path.c_str(), &st) != 0 || st.st_ino != it->second.inode) {
+      // Removed, or replaced by a new socket: the plugin watcher reports both.
+      entries_.erase(it);
+      continue;
+    }
     if (Answers(tag->path)) {
       // A restarted server or a transient failure: try a fresh connection and keep waiting.
       if (state != GRPC_CHANNEL_IDLE) it->second.channel = IdleChannel(tag->path);

@@ -5,10 +5,14 @@
 // change (NotifyOnStateChange): while connected, no timer and no traffic. When the connection
 // drops and the socket no longer accepts connections, `dead` is called with the socket's path; if
 // the socket still accepts connections (its server was merely restarted), the watch reconnects.
-// While a connection cannot be made (TRANSIENT_FAILURE), it looks again every second. Thread-safe;
+// While a connection cannot be made (TRANSIENT_FAILURE), it looks again every second. Only the
+// socket that was registered (the same inode) refusing connections is a death: a socket that is
+// missing or new is the plugin watcher's business, and it reports those itself. Thread-safe;
 // `dead` runs on the watch's own thread.
 #ifndef NDR_KUBELETCLIENT_LIVENESS_WATCH_H_
 #define NDR_KUBELETCLIENT_LIVENESS_WATCH_H_
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
@@ -34,6 +38,7 @@ class LivenessWatch {
   struct Entry {
     std::shared_ptr<grpc::Channel> channel;
     uint64_t id = 0;
+    ino_t inode = 0;  // of the socket that was registered
   };
   struct Tag {
     std::string path;

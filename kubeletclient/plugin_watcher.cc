@@ -82,6 +82,8 @@ void PluginWatcher::Created(const std::string& path) {
     return;
   }
   if (!S_ISSOCK(st.st_mode)) {
+    // A known socket replaced by something else (a rename over it sends no IN_DELETE).
+    if (sockets_.count(path) > 0) Removed(path);
     VLOG(5) << "Ignoring " << path << ": not a socket";
     return;
   }

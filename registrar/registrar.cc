@@ -77,6 +77,11 @@ absl::Status Registrar::Setup() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return ErrnoError("eventfd");
   inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (inotify_fd_ < 0 && errno == EMFILE) {
+    return absl::ResourceExhaustedError(
+        "inotify_init1: this user has no inotify instances left; each registrar needs one, so "
+        "raise the node's fs.inotify.max_user_instances (sysctl)");
+  }
   if (inotify_fd_ < 0) return ErrnoError("inotify_init1");
 
   registration_dir_watch_ = inotify_add_watch(

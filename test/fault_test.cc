@@ -1,0 +1,327 @@
+// Faults and load across real processes: the sample driver (or drivers faked in this process),
+// our registrar and kubeletclient, on real sockets.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/resource.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "api/csi/csi.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::ndr::testing::WriteFile;
+using json = nlohmann::json;
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t length = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+int OpenFds(pid_t pid) {
+  int count = 0;
+  if (DIR* d = opendir(absl::StrCat("/proc/", pid, "/fd").c_str())) {
+    while (dirent* e = readdir(d)) count += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return count;
+}
+
+long RssKb(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      long kb = 0;
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(6, line.size() - 9)), &kb);
+      return kb;
+    }
+  }
+  return 0;
+}
+
+// A CSI driver faked in this process: Identity and Node with a given name.
+class FakeDriver final : public csi::v1::Identity::Service, public csi::v1::Node::Service {
+ public:
+  FakeDriver(const std::string& socket, std::string name) : name_(std::move(name)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+    builder.RegisterService(static_cast<csi::v1::Identity::Service*>(this));
+    builder.RegisterService(static_cast<csi::v1::Node::Service*>(this));
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeDriver() override {
+    if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now());
+  }
+  bool serving() const { return server_ != nullptr; }
+  grpc::Status GetPluginInfo(grpc::ServerContext*, const csi::v1::GetPluginInfoRequest*,
+                             csi::v1::GetPluginInfoResponse* response) override {
+    response->set_name(name_);
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest*,
+                           csi::v1::NodeGetInfoResponse* response) override {
+    response->set_node_id("node-1");
+    return grpc::Status::OK;
+  }
+
+ private:
+  const std::string name_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+class FaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(mkdir(reg_.c_str(), 0755), 0); }
+
+  std::unique_ptr<Subprocess> StartClient() {
+    return std::make_unique<Subprocess>(
+        std::vector<std::string>{Runfile("kubeletclient/kubeletclient"), "watch",
+                                 "--plugin-registry-dir=" + reg_, "--node-status-file=" + status_,
+                                 "--node-name=node-1"},
+        dir_.Join("client.log"));
+  }
+  std::unique_ptr<Subprocess> StartDriver(const std::string& name) {
+    return std::make_unique<Subprocess>(
+        std::vector<std::string>{Runfile("test/csidriver/sample-csi-driver"),
+                                 "--endpoint=" + csi_, "--drivername=" + name, "--nodeid=node-1"},
+        dir_.Join("driver.log"));
+  }
+  std::unique_ptr<Subprocess> StartRegistrar(const std::string& csi,
+                                             std::vector<std::string> extra = {},
+                                             const std::string& log = "registrar.log") {
+    std::vector<std::string> argv = {Runfile("registrar/csi-node-driver-registrar"),
+                                     "--csi-address=" + csi, "--kubelet-registration-path=" + csi,
+                                     "--plugin-registration-path=" + reg_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Subprocess>(argv, dir_.Join(log));
+  }
+  // The driver names in the node status file, or an empty object.
+  json Drivers() {
+    std::string text;
+    if (!ReadFile(status_, &text)) return json::object();
+    json status = json::parse(text, nullptr, false);
+    return status.is_object() ? status["drivers"] : json::object();
+  }
+  std::string Log(const std::string& name) {
+    std::string log;
+    ReadFile(dir_.Join(name), &log);
+    return log;
+  }
+
+  TempDir dir_{"fault"};
+  const std::string reg_ = dir_.Join("reg"), csi_ = dir_.Join("csi.sock");
+  const std::string status_ = dir_.Join("status.json");
+};
+
+TEST_F(FaultTest, DriverAppearingThirtySecondsLateIsRegisteredWithoutARestart) {
+  auto client = StartClient();
+  auto registrar = StartRegistrar(csi_);
+  // The fault itself: no driver for 30 seconds. The registrar must neither exit nor register.
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  EXPECT_FALSE(PollUntil([&] { return !registrar->Running() || !Drivers().empty(); },
+                         until - absl::Now()));
+  auto driver = StartDriver("late.example.com");
+  EXPECT_TRUE(PollUntil([&] { return Drivers().contains("late.example.com"); }))
+      << Log("registrar.log");
+  EXPECT_THAT(Log("registrar.log"), ::testing::HasSubstr("Still waiting for the CSI driver"));
+}
+
+TEST_F(FaultTest, KubeletSideFollowsDriverRestartsAndSocketTrouble) {
+  auto client = StartClient();
+  auto driver = StartDriver("first.example.com");
+  auto registrar = StartRegistrar(csi_);
+  ASSERT_TRUE(PollUntil([&] { return Drivers().contains("first.example.com"); }));
+
+  // Killed and restarted with the same name: still registered.
+  driver.reset();
+  driver = StartDriver("first.example.com");
+  ASSERT_TRUE(PollUntil([&] {
+    return Log("registrar.log").find("answered again with the same name") != std::string::npos;
+  }));
+  EXPECT_TRUE(Drivers().contains("first.example.com"));
+
+  // Restarted with another name: the kubelet side ends up with the new driver only.
+  driver.reset();
+  driver = StartDriver("second.example.com");
+  ASSERT_TRUE(PollUntil([&] {
+    json d = Drivers();
+    return d.contains("second.example.com") && !d.contains("first.example.com");
+  })) << Log("registrar.log") << Log("client.log");
+
+  // The registration socket replaced by a regular file: deregistered, with an error in the
+  // registrar's log; the file removed: registered again.
+  const std::string socket = reg_ + "/second.example.com-reg.sock";
+  ASSERT_TRUE(WriteFile(reg_ + "/.tmp", "x"));
+  ASSERT_EQ(rename((reg_ + "/.tmp").c_str(), socket.c_str()), 0);
+  ASSERT_TRUE(PollUntil([&] { return Drivers().empty(); })) << Log("client.log");
+  EXPECT_THAT(Log("registrar.log"), ::testing::HasSubstr("not a socket; leaving it untouched"));
+  ASSERT_EQ(unlink(socket.c_str()), 0);
+  EXPECT_TRUE(PollUntil([&] { return Drivers().contains("second.example.com"); }));
+
+  // kubeletclient restarted: everything rediscovered.
+  client.reset();
+  ASSERT_TRUE(WriteFile(status_, "{}"));
+  client = StartClient();
+  EXPECT_TRUE(PollUntil([&] { return Drivers().contains("second.example.com"); }));
+}
+
+TEST_F(FaultTest, ThousandCyclesLeaveDescriptorsAndMemoryFlat) {
+  const int port = FreePort();
+  auto client = StartClient();
+  auto driver = StartDriver("cycle.example.com");
+  auto registrar = StartRegistrar(csi_, {absl::StrCat("--http-endpoint=127.0.0.1:", port)});
+  const std::string socket = reg_ + "/cycle.example.com-reg.sock";
+  httplib::Client http("127.0.0.1", port);
+  auto registrations = [&]() -> long {
+    auto result = http.Get("/metrics");
+    if (!result) return -1;
+    const std::string key = "\ncsi_node_driver_registrar_registrations_total ";
+    size_t at = result->body.find(key);
+    long value = -1;
+    if (at != std::string::npos) {
+      absl::SimpleAtoi(result->body.substr(at + key.size(), result->body.find('\n', at) - at - key.size()),
+                       &value);
+    }
+    return value;
+  };
+  ASSERT_TRUE(PollUntil([&] { return registrations() == 1; })) << Log("client.log");
+  // One cycle: the socket deleted, recreated by the registrar, deregistered and registered again
+  // by the kubelet side (which confirms with NotifyRegistrationStatus).
+  auto cycle = [&](long n) {
+    EXPECT_EQ(unlink(socket.c_str()), 0);
+    return PollUntil([&] { return registrations() == n; });
+  };
+  long n = 1;
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(cycle(++n)) << "warm-up cycle " << i;
+  const int registrar_fds = OpenFds(registrar->pid()), client_fds = OpenFds(client->pid());
+  const long registrar_rss = RssKb(registrar->pid()), client_rss = RssKb(client->pid());
+  for (int i = 0; i < 900; ++i) ASSERT_TRUE(cycle(++n)) << "cycle " << i;
+  ASSERT_TRUE(PollUntil([&] { return Drivers().contains("cycle.example.com"); }));
+  // Connections of the last cycles may still be closing: give them a moment. A leak of even one
+  // descriptor per cycle (900) never gets under the bound.
+  PollUntil([&] {
+    return OpenFds(registrar->pid()) - registrar_fds <= 16 &&
+           OpenFds(client->pid()) - client_fds <= 16;
+  });
+  const int registrar_fd_growth = OpenFds(registrar->pid()) - registrar_fds;
+  const int client_fd_growth = OpenFds(client->pid()) - client_fds;
+  const long registrar_rss_growth = RssKb(registrar->pid()) - registrar_rss;
+  const long client_rss_growth = RssKb(client->pid()) - client_rss;
+  std::cout << "after 1000 cycles: registrar fds " << registrar_fd_growth << ", rss "
+            << registrar_rss_growth << " kB; kubeletclient fds " << client_fd_growth << ", rss "
+            << client_rss_growth << " kB (growth over the last 900)" << std::endl;
+  // Bounds: a leak of one descriptor or a few hundred bytes per cycle would exceed them.
+  EXPECT_LE(registrar_fd_growth, 16);
+  EXPECT_LE(client_fd_growth, 16);
+  EXPECT_LE(registrar_rss_growth, 2048);
+  EXPECT_LE(client_rss_growth, 2048);
+}
+
+TEST_F(FaultTest, TwoHundredRegistrarsAtOnceAndAPluginThatNeverAnswers) {
+  // A "plugin" that accepts connections and never says a word.
+  const std::string hung = reg_ + "/hung-reg.sock";
+  int hung_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, hung.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(hung_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(hung_fd, 64), 0);
+  auto client = StartClient();
+
+  // Sanitized processes are several times bigger: fewer of them under --config=asan/tsan.
+  const int kRegistrars = getenv("ASAN_OPTIONS") != nullptr || getenv("TSAN_OPTIONS") != nullptr
+                              ? 40
+                              : 200;
+  // Each registrar (and kubeletclient) needs an inotify instance, and the default per-user limit
+  // is 128. As root, raise it for this test and put it back afterwards.
+  const std::string instances_file = "/proc/sys/fs/inotify/max_user_instances";
+  std::string old_instances;
+  ReadFile(instances_file, &old_instances);
+  int instances = 0;
+  absl::SimpleAtoi(absl::StripAsciiWhitespace(old_instances), &instances);
+  if (instances < kRegistrars + 64) {
+    if (geteuid() != 0 || !WriteFile(instances_file, std::to_string(kRegistrars + 256))) {
+      GTEST_SKIP() << "fs.inotify.max_user_instances is " << instances
+                   << " and cannot be raised here; 200 registrars need more";
+    }
+  }
+  struct Restore {
+    std::string file, value;
+    ~Restore() {
+      if (!value.empty()) WriteFile(file, value);
+    }
+  } restore{instances_file, instances < kRegistrars + 64 ? old_instances : ""};
+
+  // 200 in-process drivers hold many descriptors.
+  rlimit files;
+  getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = files.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &files);
+
+  std::vector<std::unique_ptr<FakeDriver>> drivers;
+  std::vector<std::unique_ptr<Subprocess>> registrars;
+  ASSERT_EQ(mkdir(dir_.Join("csi").c_str(), 0755), 0);
+  for (int i = 0; i < kRegistrars; ++i) {
+    const std::string csi = dir_.Join(absl::StrCat("csi/", i, ".sock"));
+    drivers.push_back(std::make_unique<FakeDriver>(csi, absl::StrCat("d", i, ".example.com")));
+    ASSERT_TRUE(drivers.back()->serving()) << "driver " << i << " did not start";
+  }
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < kRegistrars; ++i) {
+    registrars.push_back(StartRegistrar(dir_.Join(absl::StrCat("csi/", i, ".sock")), {},
+                                        absl::StrCat("registrar", i, ".log")));
+  }
+  auto sockets = [&] {
+    int count = 0;
+    if (DIR* d = opendir(reg_.c_str())) {
+      while (dirent* e = readdir(d)) count += e->d_name[0] == 'd';
+      closedir(d);
+    }
+    return count;
+  };
+  ASSERT_TRUE(PollUntil([&] { return static_cast<int>(Drivers().size()) == kRegistrars; },
+                        absl::Seconds(120)))
+      << Drivers().size() << " registered, " << sockets() << " registration sockets; "
+      << "a registrar's log:\n" << Log("registrar199.log");
+  std::cout << kRegistrars << " registrars started and registered in "
+            << absl::FormatDuration(absl::Now() - start) << std::endl;
+  EXPECT_FALSE(Drivers().contains("hung"));
+  EXPECT_THAT(Log("client.log"), ::testing::HasSubstr("hung-reg.sock failed, retrying"));
+  for (const auto& registrar : registrars) EXPECT_TRUE(registrar->Running());
+  close(hung_fd);
+}
+
+}  // namespace
+}  // namespace ndr
