@@ -11,7 +11,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstdio>
 #include <dirent.h>
 #include <fstream>
@@ -33,6 +37,8 @@
 
 DEFINE_int32(runs, 20, "Start-ups and socket recreations to time.");
 DEFINE_int32(idle_seconds, 60, "How long to watch the idle registrar's CPU time.");
+DEFINE_int32(load_seconds, 5, "How long to load the registrar with GetInfo calls.");
+DEFINE_int32(load_clients, 4, "Client threads for the load.");
 
 namespace ndr {
 namespace {
@@ -232,6 +238,44 @@ int Run() {
     if (delta > 0) absl::StrAppend(&by_thread, by_thread.empty() ? "" : ", ", name, " ", delta);
   }
 
+  r.Signal(SIGTERM);
+  r.Wait(absl::Seconds(10));
+
+  // GetInfo calls per second that one registrar serves on one core: the registrar on CPU 0,
+  // the clients (this process) on the other CPU.
+  double calls_per_second = 0;
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+    TempDir load_reg("bload");
+    const std::string load_socket = load_reg.Join(std::string(kName) + "-reg.sock");
+    Subprocess pinned({"/usr/bin/taskset", "-c", "0", registrar, "--csi-address=" + csi,
+                       "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+                       "--plugin-registration-path=" + load_reg.path()},
+                      dir.Join("load.log"));
+    ::ndr::testing::PollUntil([&] { return GetInfo(load_socket); });
+    cpu_set_t others;
+    CPU_ZERO(&others);
+    for (int cpu = 1; cpu < sysconf(_SC_NPROCESSORS_ONLN); ++cpu) CPU_SET(cpu, &others);
+    sched_setaffinity(0, sizeof(others), &others);
+    std::atomic<long> calls{0};
+    const absl::Time end = absl::Now() + absl::Seconds(FLAGS_load_seconds);
+    std::vector<std::thread> clients;
+    for (int c = 0; c < FLAGS_load_clients; ++c) {
+      clients.emplace_back([&] {
+        grpc::ChannelArguments args;
+        args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+        auto stub = pluginregistration::Registration::NewStub(grpc::CreateCustomChannel(
+            "unix:" + load_socket, grpc::InsecureChannelCredentials(), args));
+        while (absl::Now() < end) {
+          grpc::ClientContext context;
+          pluginregistration::PluginInfo info;
+          if (stub->GetInfo(&context, {}, &info).ok()) ++calls;
+        }
+      });
+    }
+    for (std::thread& t : clients) t.join();
+    calls_per_second = calls.load() / static_cast<double>(FLAGS_load_seconds);
+  }
+
   struct stat st;
   stat(registrar.c_str(), &st);
   std::cout << "csi-node-driver-registrar benchmark on " << Machine() << "\n\n";
@@ -255,6 +299,9 @@ int Run() {
       absl::StrCat(ticks * 1000 / sysconf(_SC_CLK_TCK), " ms"));
   row("wake-ups (context switches) while idle", absl::StrCat(total_switches));
   row("  by thread", by_thread.empty() ? "none" : by_thread);
+  row(absl::StrCat("GetInfo calls per second, registrar on 1 core, ", FLAGS_load_clients,
+                   " clients"),
+      calls_per_second > 0 ? absl::StrFormat("%.0f", calls_per_second) : "needs 2 cores");
   row("binary (static, stripped)", absl::StrFormat("%.1f MB", st.st_size / 1e6));
   row("binary, zlib -9", absl::StrFormat("%.1f MB", GzipSize(registrar) / 1e6));
   return 0;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Prints every measured figure of the project in one go (about two minutes, most of it the
+# registrar's 60 idle seconds): the registrar's start-up, memory, idle CPU and wake-ups, GetInfo
+# throughput on one core and binary size; kubeletclient's registration latency and 200 plugins at
+# once; and the images' compressed sizes. Extra arguments go to the registrar's benchmark, e.g.
+# --idle_seconds=10.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source test/install-deps.sh
+ndr_install_deps buildah
+trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
+
+echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r)"
+echo
+# shellcheck disable=SC2046
+bazel build $(ndr_bazel_flags) -c opt //registrar:benchmark //kubeletclient:benchmark \
+  //registrar:csi-node-driver-registrar.stripped //test/csidriver:sample-csi-driver.stripped
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+
+# bazel run would rebuild in the default configuration; run the opt binaries from their runfiles.
+"$bin/registrar/benchmark" "$@"
+echo
+"$bin/kubeletclient/benchmark"
+echo
+echo "Images (bash images/build.sh), compressed as a registry stores them:"
+out=$(mktemp -d /tmp/ndr-bench-images-XXXXXX)
+bash images/build-images.sh "$bin/registrar/csi-node-driver-registrar.stripped" \
+  "$bin/test/csidriver/sample-csi-driver.stripped" "$out/images" "$out/storage" | sed 's/^/  /'
+rm -rf "$out"
