@@ -1,5 +1,10 @@
 #include "api/endpoint.h"
 
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -39,5 +44,17 @@ absl::StatusOr<std::string> UnixSocketPath(absl::string_view endpoint, absl::str
 }
 
 std::string GrpcUnixTarget(absl::string_view path) { return absl::StrCat("unix:", path); }
+
+bool UnixSocketAnswers(absl::string_view path) {
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) return false;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, path.data(), path.size());
+  const bool answers = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return answers;
+}
 
 }  // namespace ndr

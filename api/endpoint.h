@@ -28,6 +28,10 @@ absl::Status CheckSocketPathLength(absl::string_view path, absl::string_view wha
 // The gRPC target for a unix socket path: "unix:" + path.
 std::string GrpcUnixTarget(absl::string_view path);
 
+// Whether a process accepts connections on the unix socket at `path`. A stale socket, left behind
+// by a process that was killed, refuses them.
+bool UnixSocketAnswers(absl::string_view path);
+
 }  // namespace ndr
 
 #endif  // NDR_API_ENDPOINT_H_

@@ -355,7 +355,8 @@ TEST_F(KubeletClientTest, UnimplementedCsiRegistrationMeansNoPodInfo) {
   EXPECT_TRUE(Status()["drivers"]["plain.example.com"]["requiresPublishPod"].is_null());
   EXPECT_EQ(Status()["drivers"]["ours.example.com"]["requiresPublishPod"], true);
   EXPECT_THAT(ClientLog(), HasSubstr("does not implement CSIRegistration"));
-  ASSERT_EQ(plain.notified().size(), 1u);
+  // Registered first, then told so (kubelet's order): wait for the notification.
+  ASSERT_TRUE(PollUntil([&] { return plain.notified().size() == 1; }));
   EXPECT_TRUE(plain.notified()[0].plugin_registered());
 }
 

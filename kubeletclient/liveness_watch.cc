@@ -1,11 +1,7 @@
 #include "kubeletclient/liveness_watch.h"
 
 #include <limits.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "absl/time/clock.h"
 #include "api/endpoint.h"
@@ -13,19 +9,6 @@
 
 namespace ndr::kubelet {
 namespace {
-
-// Whether a process accepts connections on the unix socket at `path`.
-bool Answers(const std::string& path) {
-  if (path.size() >= sizeof(sockaddr_un::sun_path)) return false;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  memcpy(addr.sun_path, path.data(), path.size());
-  const bool answers = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return answers;
-}
 
 std::shared_ptr<grpc::Channel> IdleChannel(const std::string& path) {
   grpc::ChannelArguments args;
@@ -100,7 +83,7 @@ void LivenessWatch::Loop() {
       entries_.erase(it);
       continue;
     }
-    if (Answers(tag->path)) {
+    if (UnixSocketAnswers(tag->path)) {
       // A restarted server or a transient failure: try a fresh connection and keep waiting.
       if (state != GRPC_CHANNEL_IDLE) it->second.channel = IdleChannel(tag->path);
       it->second.channel->GetState(/*try_to_connect=*/true);

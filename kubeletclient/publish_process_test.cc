@@ -20,6 +20,7 @@
 namespace ndr {
 namespace {
 
+using ::ndr::testing::DirEntries;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::ReadFile;
 using ::ndr::testing::Runfile;
@@ -65,19 +66,6 @@ kind: Secret
 metadata: {name: creds, namespace: NAMESPACE}
 stringData: {password: hunter2}
 )";
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 class PublishTest : public ::testing::Test {
  protected:
@@ -238,7 +226,7 @@ TEST_F(PublishTest, RefusalsPublishNothing) {
     EXPECT_EQ(Run("publish", c.extra, &out), 1) << c.name;
     EXPECT_THAT(out, HasSubstr(c.error)) << c.name;
     EXPECT_THAT(out, HasSubstr("nothing was published")) << c.name;
-    EXPECT_THAT(Entries(root_), ::testing::IsEmpty()) << c.name;
+    EXPECT_THAT(DirEntries(root_), ::testing::IsEmpty()) << c.name;
   }
 }
 
@@ -273,7 +261,7 @@ TEST_F(PublishTest, MalformedObjectsAreRefusedWithNothingLeftBehind) {
     std::string out;
     EXPECT_EQ(Run("publish", {}, &out), 1) << c.error;
     EXPECT_THAT(out, HasSubstr(c.error));
-    EXPECT_THAT(Entries(root_), ::testing::IsEmpty()) << c.error;
+    EXPECT_THAT(DirEntries(root_), ::testing::IsEmpty()) << c.error;
   }
 }
 

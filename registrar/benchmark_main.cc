@@ -221,8 +221,7 @@ int Run() {
                 "--plugin-registration-path=" + reg.path()},
                dir.Join("registrar.log"));
   ::ndr::testing::PollUntil([&] { return GetInfo(socket); });
-  Register(socket);
-  absl::SleepFor(absl::Milliseconds(200));  // Let the registration's threads settle.
+  Register(socket);  // returns once the registrar has answered both of kubelet's calls
   const std::string rss = StatusField(r.pid(), "VmRSS"), hwm = StatusField(r.pid(), "VmHWM");
   const std::string anon = StatusField(r.pid(), "RssAnon"), file = StatusField(r.pid(), "RssFile");
   const std::string threads = StatusField(r.pid(), "Threads");

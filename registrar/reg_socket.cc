@@ -62,18 +62,6 @@ absl::StatusOr<FileId> SocketId(const std::string& path) {
   return FileId{st.st_dev, st.st_ino};
 }
 
-bool SocketAnswers(const std::string& path) {
-  if (path.size() >= sizeof(sockaddr_un::sun_path)) return false;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  memcpy(addr.sun_path, path.data(), path.size());
-  bool answers = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return answers;
-}
-
 void RemoveIfOurs(const std::string& path, const FileId& ours) {
   if (Inspect(path, ours) != PathState::kOurs) {
     LOG(INFO) << "Not removing " << path << ": it is no longer the socket this process created";

@@ -47,10 +47,6 @@ PathState Inspect(const std::string& path, const std::optional<FileId>& ours);
 // The FileId of the socket at `path`.
 absl::StatusOr<FileId> SocketId(const std::string& path);
 
-// Whether a process accepts connections on the unix socket at `path` (a stale socket, left by a
-// killed process, refuses them).
-bool SocketAnswers(const std::string& path);
-
 // Removes `path` if it is still the socket `ours`; leaves anything else alone. Call it while
 // the socket is still open: a bound socket keeps its inode, whereas the inode number of a closed
 // and unlinked one may be given to the next file created.

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "api/endpoint.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/util/matchers.h"
@@ -72,13 +73,13 @@ TEST(InspectTest, TellsOursFromOthers) {
   ASSERT_THAT(id, IsOk());
   EXPECT_EQ(Inspect(path, *id), PathState::kOurs);
   EXPECT_EQ(Inspect(path, std::nullopt), PathState::kSocket);
-  EXPECT_TRUE(SocketAnswers(path));
+  EXPECT_TRUE(UnixSocketAnswers(path));
 
   // Replaced by a stale socket: same path, another inode, nobody listening.
   ASSERT_EQ(unlink(path.c_str()), 0);
   MakeSocket(path, /*stale=*/true);
   EXPECT_EQ(Inspect(path, *id), PathState::kSocket);
-  EXPECT_FALSE(SocketAnswers(path));
+  EXPECT_FALSE(UnixSocketAnswers(path));
   close(fd);
 
   ASSERT_EQ(unlink(path.c_str()), 0);

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "api/endpoint.h"
 #include "glog/logging.h"
 #include "registrar/health.h"
 #include "registrar/reg_socket.h"
@@ -236,7 +237,7 @@ absl::Status Registrar::Reconcile() {
       }
       return absl::OkStatus();
     case PathState::kSocket:
-      if (SocketAnswers(wanted_path_)) {
+      if (UnixSocketAnswers(wanted_path_)) {
         if (!yielded_) {
           LOG(WARNING) << "Registration socket " << wanted_path_
                        << " was replaced by another process's socket, which answers; leaving "

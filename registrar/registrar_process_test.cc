@@ -28,6 +28,8 @@
 namespace ndr {
 namespace {
 
+using ::ndr::testing::DirEntries;
+using ::ndr::testing::FreeLoopbackPort;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::ReadFile;
 using ::ndr::testing::Runfile;
@@ -41,18 +43,6 @@ constexpr char kRegistrar[] = "registrar/csi-node-driver-registrar";
 constexpr char kDriver[] = "test/csidriver/sample-csi-driver";
 constexpr char kKubeletPath[] = "/var/lib/kubelet/plugins/sample/csi.sock";
 constexpr char kDriverName[] = "sample.csi.example.com";
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-  }
-  return names;
-}
 
 bool IsSocket(const std::string& path) {
   struct stat st;
@@ -94,19 +84,6 @@ grpc::Status Notify(const std::string& socket, bool registered, const std::strin
   pluginregistration::RegistrationStatusResponse response;
   return pluginregistration::Registration::NewStub(Channel(socket))
       ->NotifyRegistrationStatus(Context().get(), status, &response);
-}
-
-// A free TCP port on 127.0.0.1 (bound and released; the registrar binds it right after).
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // A minimal HTTP GET to 127.0.0.1:port; returns the status code and the body.
@@ -242,7 +219,7 @@ TEST_F(RegistrarTest, InvalidFlagsExit1BeforeCreatingAnything) {
     EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1) << c.message;
     std::string log = RegistrarLog();
     EXPECT_THAT(log, HasSubstr(c.message));
-    EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty()) << c.message;
+    EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty()) << c.message;
     unlink(dir_.Join("registrar.log").c_str());
   }
 }
@@ -271,7 +248,7 @@ TEST_F(RegistrarTest, WaitsForADriverThatAppearsLater) {
                         absl::Seconds(30)))
       << RegistrarLog();
   EXPECT_TRUE(registrar->Running());
-  EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
   auto driver = StartDriver();
   EXPECT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
 }
@@ -281,7 +258,7 @@ TEST_F(RegistrarTest, ConnectionTimeoutBoundsTheWait) {
   auto registrar = StartRegistrar({"--connection-timeout=300ms"});
   EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
   EXPECT_THAT(RegistrarLog(), HasSubstr("did not answer GetPluginInfo within 300ms"));
-  EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
 }
 
 // 2. UNAVAILABLE and DEADLINE_EXCEEDED are retried; a driver that hangs past --timeout, then
@@ -304,7 +281,7 @@ TEST_F(RegistrarTest, OtherDriverErrorsAreFatal) {
   EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
   EXPECT_THAT(RegistrarLog(), HasSubstr("disk on fire"));
   EXPECT_EQ(driver.calls(), 1);
-  EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
 }
 
 // 3. The driver's name is validated before it becomes part of a path.
@@ -323,8 +300,8 @@ TEST_F(RegistrarTest, InvalidDriverNamesCreateNothing) {
     auto registrar = StartRegistrar();
     EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1) << c.message;
     EXPECT_THAT(RegistrarLog(), HasSubstr(c.message));
-    EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
-    EXPECT_THAT(Entries(dir_.path()), ::testing::UnorderedElementsAre("csi", "reg", "registrar.log"));
+    EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
+    EXPECT_THAT(DirEntries(dir_.path()), ::testing::UnorderedElementsAre("csi", "reg", "registrar.log"));
     unlink(dir_.Join("registrar.log").c_str());
   }
 }
@@ -339,7 +316,7 @@ TEST_F(RegistrarTest, OverlongSocketPathIsAnError) {
   auto registrar = StartRegistrar({"--plugin-registration-path=" + long_dir});
   EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 1);
   EXPECT_THAT(RegistrarLog(), HasSubstr("at most 107 bytes"));
-  EXPECT_THAT(Entries(long_dir), ::testing::IsEmpty());
+  EXPECT_THAT(DirEntries(long_dir), ::testing::IsEmpty());
 }
 
 // 4. The socket is never accessible to group or others; a stale one is replaced.
@@ -359,7 +336,7 @@ TEST_F(RegistrarTest, SocketIsPrivateAndReplacesAStaleOne) {
   struct stat st;
   ASSERT_EQ(lstat(reg_socket_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 077, 0u);
-  EXPECT_THAT(Entries(reg_dir_), ::testing::ElementsAre(std::string(kDriverName) + "-reg.sock"));
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::ElementsAre(std::string(kDriverName) + "-reg.sock"));
 }
 
 // 4. A regular file at the path is an error and stays; a missing directory is named.
@@ -372,7 +349,7 @@ TEST_F(RegistrarTest, RegularFileAndMissingDirectory) {
   std::string contents;
   ASSERT_TRUE(ReadFile(reg_socket_, &contents));
   EXPECT_EQ(contents, "precious");
-  EXPECT_THAT(Entries(reg_dir_), ::testing::ElementsAre(std::string(kDriverName) + "-reg.sock"));
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::ElementsAre(std::string(kDriverName) + "-reg.sock"));
 
   auto missing = StartRegistrar({"--plugin-registration-path=" + dir_.Join("nope")});
   EXPECT_EQ(missing->Wait(absl::Seconds(30)), 1);
@@ -432,7 +409,7 @@ TEST_F(RegistrarTest, SigtermAndSigintExit0AndRemoveTheSocket) {
     EXPECT_TRUE(registrar->Signal(signal));
     EXPECT_EQ(registrar->Wait(absl::Seconds(30)), 0) << "signal " << signal;
     EXPECT_FALSE(IsSocket(reg_socket_)) << "signal " << signal;
-    EXPECT_THAT(Entries(reg_dir_), ::testing::IsEmpty());
+    EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
   }
 }
 
@@ -478,7 +455,7 @@ TEST_F(RegistrarTest, RecreatesADeletedSocket) {
 // 8. Replaced by a regular file: left untouched, an error logged, /healthz 404; once the file is
 // gone the socket comes back.
 TEST_F(RegistrarTest, ReplacedByARegularFile) {
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   auto driver = StartDriver();
   auto registrar = StartRegistrar({absl::StrCat("--http-endpoint=127.0.0.1:", port)});
   ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
@@ -518,7 +495,7 @@ TEST_F(RegistrarTest, FollowsDriverRestarts) {
   driver = StartDriver("renamed.example.com");
   ASSERT_TRUE(PollUntil([&] { return Serving("renamed.example.com"); })) << RegistrarLog();
   EXPECT_FALSE(IsSocket(reg_socket_));
-  EXPECT_THAT(Entries(reg_dir_), ::testing::ElementsAre("renamed.example.com-reg.sock"));
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::ElementsAre("renamed.example.com-reg.sock"));
   const std::string log = RegistrarLog();
   EXPECT_THAT(log, HasSubstr("appeared again: the driver restarted"));
   EXPECT_THAT(log, HasSubstr("name changed from sample.csi.example.com to renamed.example.com"));
@@ -526,7 +503,7 @@ TEST_F(RegistrarTest, FollowsDriverRestarts) {
 
 // 9. /healthz with the Go semantics and /metrics in Prometheus format.
 TEST_F(RegistrarTest, HealthzAndMetrics) {
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   auto driver = StartDriver();
   auto registrar = StartRegistrar({absl::StrCat("--http-endpoint=127.0.0.1:", port)});
   ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
@@ -566,7 +543,7 @@ TEST_F(RegistrarTest, HealthzAndMetrics) {
 
 // 9. /metrics counts registrations, refusals, recreations and driver reconnects.
 TEST_F(RegistrarTest, MetricsCountEvents) {
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   auto driver = StartDriver();
   auto registrar = StartRegistrar({absl::StrCat("--http-endpoint=127.0.0.1:", port)});
   ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();

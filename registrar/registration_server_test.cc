@@ -18,20 +18,10 @@
 namespace ndr::registrar {
 namespace {
 
+using ::ndr::testing::DirEntries;
 using ::ndr::testing::IsOk;
 using ::ndr::testing::StatusIs;
 using ::ndr::testing::TempDir;
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = opendir(dir.c_str());
-  while (dirent* e = readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  closedir(d);
-  return names;
-}
 
 class RegistrationServerTest : public ::testing::Test {
  protected:
@@ -73,7 +63,7 @@ TEST_F(RegistrationServerTest, ServesBothServicesOnAPrivateSocket) {
   EXPECT_EQ(st.st_mode & 077, 0u) << "socket accessible to group or others";
   EXPECT_EQ((*server)->id(), (FileId{st.st_dev, st.st_ino}));
   // Only the socket: the private bind name was renamed away.
-  EXPECT_THAT(Entries(dir_.path()), ::testing::ElementsAre("d.example.com-reg.sock"));
+  EXPECT_THAT(DirEntries(dir_.path()), ::testing::ElementsAre("d.example.com-reg.sock"));
 
   auto registration = pluginregistration::Registration::NewStub(Channel());
   pluginregistration::PluginInfo info;
@@ -149,14 +139,14 @@ TEST_F(RegistrationServerTest, LeavesARegularFileUntouched) {
   std::string contents;
   ASSERT_TRUE(::ndr::testing::ReadFile(path_, &contents));
   EXPECT_EQ(contents, "precious");
-  EXPECT_THAT(Entries(dir_.path()), ::testing::ElementsAre("d.example.com-reg.sock"));
+  EXPECT_THAT(DirEntries(dir_.path()), ::testing::ElementsAre("d.example.com-reg.sock"));
 }
 
 TEST_F(RegistrationServerTest, RefusesToExposeTheSocketUnderALaxUmask) {
   umask(022);
   EXPECT_THAT(Start(), StatusIs(absl::StatusCode::kInternal, "refusing to expose"));
   EXPECT_EQ(Inspect(path_, std::nullopt), PathState::kMissing);
-  EXPECT_THAT(Entries(dir_.path()), ::testing::IsEmpty());
+  EXPECT_THAT(DirEntries(dir_.path()), ::testing::IsEmpty());
 }
 
 }  // namespace

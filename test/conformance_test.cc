@@ -18,24 +18,13 @@
 namespace ndr {
 namespace {
 
+using ::ndr::testing::FreeLoopbackPort;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::Runfile;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -47,7 +36,7 @@ TEST(ConformanceTest, OurRegistrarPassesEverything) {
   const std::string csi = dir.Join("csi.sock"), reg = dir.Join("reg");
   ASSERT_EQ(mkdir(reg.c_str(), 0755), 0);
   const std::string socket = reg + "/sample.csi.example.com-reg.sock";
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
                      "--nodeid=node-1"},
                     dir.Join("driver.log"));

@@ -6,6 +6,7 @@
 #define NDR_TEST_UTIL_TEMP_DIR_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -35,6 +36,12 @@ bool WriteFile(const std::string& path, absl::string_view contents);
 
 // Reads the whole file at `path`, or returns false.
 bool ReadFile(const std::string& path, std::string* contents);
+
+// The names in directory `dir` (without "." and ".."), sorted; empty if it cannot be read.
+std::vector<std::string> DirEntries(const std::string& dir);
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound and released).
+int FreeLoopbackPort();
 
 }  // namespace ndr::testing
 
