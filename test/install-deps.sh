@@ -3,7 +3,7 @@
 
 NDR_PACKAGES=(
   bazel-bootstrap bazel-platforms bazel-rules-java bazel-rules-proto bazel-skylib
-  g++ pkg-config libunwind-dev liblzma-dev
+  g++ pkg-config libunwind-dev liblzma-dev zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libgflags-dev libgoogle-glog-dev libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev
   libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
