@@ -1,0 +1,27 @@
+"""Fully static binaries, for FROM-scratch images."""
+
+def static_cc_binary(name, deps = [], **kwargs):
+    """A cc_binary linked fully statically, with unused sections dropped.
+
+    Sanitizer builds (--config=asan/ubsan/tsan) cannot link statically; they get an ordinary
+    dynamic binary. //third_party:static_runtime supplies what Debian's static archives need.
+    """
+    native.cc_binary(
+        name = name,
+        features = select({
+            "//third_party:sanitizer_build": [],
+            "//conditions:default": ["fully_static_link"],
+        }),
+        linkopts = select({
+            "//third_party:sanitizer_build": [],
+            "//conditions:default": [
+                "-static",
+                "-Wl,--gc-sections",
+            ],
+        }),
+        deps = deps + select({
+            "//third_party:sanitizer_build": [],
+            "//conditions:default": ["//third_party:static_runtime"],
+        }),
+        **kwargs
+    )
