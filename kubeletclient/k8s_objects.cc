@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -275,19 +277,10 @@ absl::StatusOr<Secret> ParseSecret(const Field& doc) {
   return secret;
 }
 
-// Calls `visit` for every object in the file, with a description for error messages.
-absl::Status ForEachObject(const std::string& file,
+// Calls `visit` for every object in `documents` (from `file`, for error messages).
+absl::Status ForEachObject(const std::string& file, const std::vector<YAML::Node>& documents,
                            const std::function<absl::Status(const Field&, const std::string& kind)>&
                                visit) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAllFromFile(file);
-  } catch (const YAML::BadFile&) {
-    return absl::NotFoundError(absl::StrCat(file, ": cannot be read"));
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": line ", e.mark.line + 1, ", column ",
-                                                   e.mark.column + 1, ": ", e.msg));
-  }
   std::vector<std::pair<Field, std::string>> objects;  // object, where
   for (size_t d = 0; d < documents.size(); ++d) {
     const std::string where = absl::StrCat(file, ": document ", d + 1);
@@ -391,12 +384,28 @@ absl::Status ReadObjects(const std::string& path, ObjectSet* objects) {
     files.push_back(path);
   }
   for (const std::string& file : files) {
-    absl::Status s = ForEachObject(file, [&](const Field& object, const std::string& kind) {
-      return AddObject(file, object, kind, objects);
-    });
-    if (!s.ok()) return s;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return absl::NotFoundError(absl::StrCat(file, ": cannot be read"));
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (absl::Status s = ParseObjects(text.str(), file, objects); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+absl::Status ParseObjects(const std::string& text, const std::string& file, ObjectSet* objects) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": line ", e.mark.line + 1, ", column ",
+                                                   e.mark.column + 1, ": ", e.msg));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": ", e.what()));
+  }
+  return ForEachObject(file, documents, [&](const Field& object, const std::string& kind) {
+    return AddObject(file, object, kind, objects);
+  });
 }
 
 absl::StatusOr<Pod> ReadPod(const std::string& path) {

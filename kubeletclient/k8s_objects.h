@@ -90,6 +90,9 @@ struct ObjectSet {
 // read in name order) into `objects`. Duplicate objects are an error.
 absl::Status ReadObjects(const std::string& path, ObjectSet* objects);
 
+// Reads every object in `text`, which came from `file` (for error messages).
+absl::Status ParseObjects(const std::string& text, const std::string& file, ObjectSet* objects);
+
 // Reads the one Pod in `path`.
 absl::StatusOr<Pod> ReadPod(const std::string& path);
 

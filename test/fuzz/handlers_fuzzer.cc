@@ -1,0 +1,83 @@
+// Fuzzes the gRPC request handlers with arbitrary protobuf bytes: the registrar's Registration
+// and CSIRegistration services and the sample driver's Node service, called directly as gRPC
+// would after parsing. The first byte picks the handler. NodePublishVolume's target is always
+// redirected into a directory of this fuzzer's own.
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "registrar/services.h"
+#include "test/csidriver/sample_driver.h"
+
+namespace {
+
+const std::string& Sandbox() {
+  static const std::string dir = [] {
+    char templ[] = "/tmp/ndr-fuzz-XXXXXX";
+    std::string d = mkdtemp(templ);
+    mkdir((d + "/pod").c_str(), 0755);
+    return d;
+  }();
+  return dir;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  static ndr::registrar::RegistrationService registration(
+      {"fuzz.example.com", "/tmp/fuzz.sock", true}, [](bool, const std::string&) {});
+  static ndr::registrar::CSIRegistrationService csi_registration(
+      {"fuzz.example.com", "/tmp/fuzz.sock", true});
+  static ndr::sample::NodeService node([] {
+    ndr::sample::DriverOptions options;
+    options.node_id = "node";
+    return options;
+  }());
+  grpc::ServerContext context;
+  switch (data[0] % 5) {
+    case 0: {
+      pluginregistration::InfoRequest request;
+      pluginregistration::PluginInfo response;
+      if (request.ParseFromString(bytes)) registration.GetInfo(&context, &request, &response);
+      break;
+    }
+    case 1: {
+      pluginregistration::RegistrationStatus request;
+      pluginregistration::RegistrationStatusResponse response;
+      if (request.ParseFromString(bytes)) {
+        registration.NotifyRegistrationStatus(&context, &request, &response);
+      }
+      break;
+    }
+    case 2: {
+      csiregistration::CSIDriverInfoRequest request;
+      csiregistration::CSIDriverInfo response;
+      if (request.ParseFromString(bytes)) {
+        csi_registration.GetCSIDriverInfo(&context, &request, &response);
+      }
+      break;
+    }
+    case 3: {
+      csi::v1::NodePublishVolumeRequest request;
+      csi::v1::NodePublishVolumeResponse response;
+      if (!request.ParseFromString(bytes)) break;
+      request.set_target_path(Sandbox() + "/pod/mount");
+      node.NodePublishVolume(&context, &request, &response);
+      break;
+    }
+    case 4: {
+      csi::v1::NodeUnpublishVolumeRequest request;
+      csi::v1::NodeUnpublishVolumeResponse response;
+      if (!request.ParseFromString(bytes)) break;
+      request.set_target_path(Sandbox() + "/pod/mount");
+      node.NodeUnpublishVolume(&context, &request, &response);
+      break;
+    }
+  }
+  return 0;
+}

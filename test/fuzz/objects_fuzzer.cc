@@ -1,0 +1,52 @@
+// Fuzzes the Kubernetes object reader (YAML or JSON from files the user hands over) and the
+// building of NodePublishVolume requests from what it read, including the volume context. The
+// invariant checked: a driver that gets pod information always gets the pod's own identity.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "kubeletclient/k8s_objects.h"
+#include "kubeletclient/publisher.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  ndr::kubelet::ObjectSet objects;
+  if (!ndr::kubelet::ParseObjects(text, "fuzz.yaml", &objects).ok()) return 0;
+  // Every driver the objects mention is registered and asks for pod information.
+  ndr::kubelet::DriverRegistry::Snapshot drivers;
+  ndr::kubelet::NodeOptions options;
+  options.root_dir = "/tmp/ndr-fuzz-root";
+  options.node_name = "node";
+  auto add = [&](const std::string& name) {
+    ndr::kubelet::DriverInfo& info = drivers[name];
+    info.name = name;
+    info.endpoint = "/tmp/ndr-fuzz.sock";
+    info.requires_publish_pod = true;
+    options.allowed_inline_drivers.insert(name);
+  };
+  for (const auto& [name, driver] : objects.csi_drivers) add(name);
+  for (const auto& [name, pv] : objects.volumes) {
+    if (pv.csi.has_value()) add(pv.csi->driver);
+  }
+  for (const ndr::kubelet::Pod& pod : objects.pods) {
+    for (const ndr::kubelet::PodVolume& volume : pod.volumes) {
+      if (volume.csi.has_value()) add(volume.csi->driver);
+    }
+  }
+  for (const ndr::kubelet::Pod& pod : objects.pods) {
+    auto plans = ndr::kubelet::PlanVolumes(pod, objects, drivers, options);
+    if (!plans.ok()) continue;
+    for (const ndr::kubelet::VolumePlan& plan : *plans) {
+      const auto& context = plan.request.volume_context();
+      auto name = context.find(ndr::kubelet::kPodNameKey);
+      auto uid = context.find(ndr::kubelet::kPodUidKey);
+      if (name == context.end() || name->second != pod.name || uid == context.end() ||
+          uid->second != pod.uid) {
+        abort();  // pod info is required by every driver here, and must be the pod's own
+      }
+      (void)ndr::kubelet::RedactedRequestJson(plan.request);
+    }
+  }
+  return 0;
+}
