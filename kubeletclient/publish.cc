@@ -32,34 +32,41 @@ absl::StatusOr<json> RegisterAll(const PublishCommand& command, DriverRegistry* 
   return report;
 }
 
+// What both commands do first: read the pod (and, for `objects`, the --objects files), then
+// register every plugin. Returns the start of the output document.
+absl::StatusOr<json> Prepare(const PublishCommand& command, Pod* pod, ObjectSet* objects,
+                             DriverRegistry* registry) {
+  absl::StatusOr<Pod> read = ReadPod(command.pod_file);
+  if (!read.ok()) return read.status();
+  *pod = *std::move(read);
+  if (objects != nullptr) {
+    for (const std::string& path : command.object_paths) {
+      if (absl::Status s = ReadObjects(path, objects); !s.ok()) return s;
+    }
+  }
+  absl::StatusOr<json> registrations = RegisterAll(command, registry);
+  if (!registrations.ok()) return registrations.status();
+  return json{{"pod", absl::StrCat(pod->ns, "/", pod->name)},
+              {"uid", pod->uid},
+              {"registrations", *registrations}};
+}
+
 }  // namespace
 
 CommandOutcome RunPublish(const PublishCommand& command) {
   CommandOutcome outcome;
-  absl::StatusOr<Pod> pod = ReadPod(command.pod_file);
-  if (!pod.ok()) {
-    outcome.error = std::string(pod.status().message());
-    return outcome;
-  }
+  Pod pod;
   ObjectSet objects;
-  for (const std::string& path : command.object_paths) {
-    if (absl::Status s = ReadObjects(path, &objects); !s.ok()) {
-      outcome.error = std::string(s.message());
-      return outcome;
-    }
-  }
   DriverRegistry registry;
-  absl::StatusOr<json> registrations = RegisterAll(command, &registry);
-  if (!registrations.ok()) {
-    outcome.error = std::string(registrations.status().message());
+  absl::StatusOr<json> prepared = Prepare(command, &pod, &objects, &registry);
+  if (!prepared.ok()) {
+    outcome.error = std::string(prepared.status().message());
     return outcome;
   }
-  json out = {{"pod", absl::StrCat(pod->ns, "/", pod->name)},
-              {"uid", pod->uid},
-              {"registrations", *registrations}};
+  json out = *std::move(prepared);
   // Every volume is checked before any is published: an invalid pod publishes nothing.
   absl::StatusOr<std::vector<VolumePlan>> plans =
-      PlanVolumes(*pod, objects, registry.All(), command.node);
+      PlanVolumes(pod, objects, registry.All(), command.node);
   if (plans.ok()) {
     for (const VolumePlan& plan : *plans) {
       if (absl::Status s = PreflightVolume(plan, command.node); !s.ok()) {
@@ -69,7 +76,7 @@ CommandOutcome RunPublish(const PublishCommand& command) {
     }
   }
   if (!plans.ok()) {
-    outcome.error = absl::StrCat(pod->file, ": Pod ", pod->ns, "/", pod->name, ": ",
+    outcome.error = absl::StrCat(pod.file, ": Pod ", pod.ns, "/", pod.name, ": ",
                                  plans.status().message(), "; nothing was published");
     out["error"] = outcome.error;
     outcome.json = out.dump(2) + "\n";
@@ -95,29 +102,23 @@ CommandOutcome RunPublish(const PublishCommand& command) {
 
 CommandOutcome RunUnpublish(const PublishCommand& command) {
   CommandOutcome outcome;
-  absl::StatusOr<Pod> pod = ReadPod(command.pod_file);
-  if (!pod.ok()) {
-    outcome.error = std::string(pod.status().message());
-    return outcome;
-  }
+  Pod pod;
   DriverRegistry registry;
-  absl::StatusOr<json> registrations = RegisterAll(command, &registry);
-  if (!registrations.ok()) {
-    outcome.error = std::string(registrations.status().message());
+  absl::StatusOr<json> prepared = Prepare(command, &pod, /*objects=*/nullptr, &registry);
+  if (!prepared.ok()) {
+    outcome.error = std::string(prepared.status().message());
     return outcome;
   }
+  json out = *std::move(prepared);
   json volumes = json::array();
   outcome.ok = true;
-  for (const std::string& dir : PodCsiVolumeDirs(command.node.root_dir, pod->uid)) {
+  for (const std::string& dir : PodCsiVolumeDirs(command.node.root_dir, pod.uid)) {
     absl::Status status = UnpublishVolume(dir, registry.All(), command.node);
     outcome.ok = outcome.ok && status.ok();
     volumes.push_back({{"volumeDir", dir},
                        {"result", status.ok() ? "unpublished" : std::string(status.message())}});
   }
-  json out = {{"pod", absl::StrCat(pod->ns, "/", pod->name)},
-              {"uid", pod->uid},
-              {"registrations", *registrations},
-              {"volumes", volumes}};
+  out["volumes"] = volumes;
   outcome.json = out.dump(2) + "\n";
   return outcome;
 }
