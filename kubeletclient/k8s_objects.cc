@@ -8,10 +8,13 @@
 #include <functional>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace ndr::kubelet {
@@ -357,6 +360,133 @@ absl::Status AddObject(const std::string& file, const Field& object, const std::
   return absl::OkStatus();
 }
 
+// The offset of the first byte of `text` that is not part of well-formed UTF-8 (no overlong
+// forms, surrogates or code points past U+10FFFF), or npos.
+size_t FirstInvalidUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = text[i];
+    size_t length;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;   // overlong
+      if (c == 0xED) high = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;   // overlong
+      if (c == 0xF4) high = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (size_t k = 1; k < length; ++k) {
+      const unsigned char next = text[i + k];
+      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return i;
+    }
+    i += length;
+  }
+  return absl::string_view::npos;
+}
+
+// Notes where the last document of a YAML stream started, and nothing else.
+class DocumentStart : public YAML::EventHandler {
+ public:
+  const YAML::Mark& mark() const { return mark_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override { mark_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  YAML::Mark mark_;
+};
+
+// yaml-cpp 0.7's LoadAll never returns, allocating as it goes, when a document ends without
+// consuming the token it started at (a stray ',' is enough): every later document starts at
+// that same token (jbeder/yaml-cpp#1319, fixed upstream after 0.8.0). So walk the stream once,
+// noting only where each document starts, and throw where one would start a second time.
+void CheckYamlDocumentsAdvance(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStart handler;
+  int previous = -1;
+  while (parser.HandleNextDocument(handler)) {
+    if (handler.mark().pos == previous) {
+      const char c = text[previous];
+      throw YAML::ParserException(
+          handler.mark(), absl::StrCat("unexpected ",
+                                       absl::ascii_isgraph(c) ? absl::StrCat("'", std::string(1, c), "'")
+                                                              : "character",
+                                       " (the text is neither YAML nor JSON here)"));
+    }
+    previous = handler.mark().pos;
+  }
+}
+
+// The YAML form of a JSON value, so that one set of readers serves both. Numbers and booleans
+// become their JSON text, as yaml-cpp holds them.
+YAML::Node JsonToYaml(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::object: {
+      YAML::Node map(YAML::NodeType::Map);
+      for (const auto& [key, item] : value.items()) map[key] = JsonToYaml(item);
+      return map;
+    }
+    case nlohmann::json::value_t::array: {
+      YAML::Node list(YAML::NodeType::Sequence);
+      for (const auto& item : value) list.push_back(JsonToYaml(item));
+      return list;
+    }
+    case nlohmann::json::value_t::null:
+      return YAML::Node(YAML::NodeType::Null);
+    case nlohmann::json::value_t::string:
+      return YAML::Node(value.get<std::string>());
+    default:
+      return YAML::Node(value.dump());
+  }
+}
+
+// Text whose first character is '{' is JSON, as Kubernetes' own YAML-or-JSON decoder decides:
+// one object (a List for several).
+absl::StatusOr<YAML::Node> ParseJson(const std::string& text, const std::string& file) {
+  // Deeper than any Kubernetes object, shallow enough for the recursive conversion.
+  constexpr int kMaxDepth = 64;
+  struct TooDeep {};
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxDepth) throw TooDeep();
+      return true;
+    });
+  } catch (const TooDeep&) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": JSON nested deeper than ", kMaxDepth, " levels"));
+  } catch (const nlohmann::json::exception& e) {
+    // Drop the "[json.exception.parse_error.101] " prefix; the rest says where and what.
+    absl::string_view what = e.what();
+    if (size_t end = what.find("] "); absl::StartsWith(what, "[json.") && end != what.npos) {
+      what.remove_prefix(end + 2);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(file, ": invalid JSON: ", what));
+  }
+  return JsonToYaml(value);
+}
+
 bool IsObjectFile(const std::string& name) {
   return absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml") ||
          absl::EndsWith(name, ".json");
@@ -394,14 +524,34 @@ absl::Status ReadObjects(const std::string& path, ObjectSet* objects) {
 }
 
 absl::Status ParseObjects(const std::string& text, const std::string& file, ObjectSet* objects) {
+  // Kubernetes reads only UTF-8, and protobuf string fields must hold it: refuse anything else
+  // here, where the position can still be told.
+  if (size_t bad = FirstInvalidUtf8(text); bad != absl::string_view::npos) {
+    const size_t line_start = text.rfind('\n', bad);  // text[bad] itself is not '\n'
+    const size_t column = line_start == std::string::npos ? bad : bad - line_start - 1;
+    return absl::InvalidArgumentError(absl::StrCat(
+        file, ": line ", std::count(text.begin(), text.begin() + bad, '\n') + 1, ", column ",
+        column + 1, ": byte 0x", absl::Hex(static_cast<unsigned char>(text[bad]), absl::kZeroPad2),
+        " is not valid UTF-8 (object files must be UTF-8)"));
+  }
   std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": line ", e.mark.line + 1, ", column ",
-                                                   e.mark.column + 1, ": ", e.msg));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": ", e.what()));
+  // A UTF-8 byte order mark is allowed, and is not where JSON is told from YAML.
+  const size_t bom = absl::StartsWith(text, "\xEF\xBB\xBF") ? 3 : 0;
+  const size_t first = text.find_first_not_of(" \t\r\n", bom);
+  if (first != std::string::npos && text[first] == '{') {
+    absl::StatusOr<YAML::Node> document = ParseJson(text, file);
+    if (!document.ok()) return document.status();
+    documents.push_back(*document);
+  } else {
+    try {
+      CheckYamlDocumentsAdvance(text);
+      documents = YAML::LoadAll(text);
+    } catch (const YAML::ParserException& e) {
+      return absl::InvalidArgumentError(absl::StrCat(file, ": line ", e.mark.line + 1,
+                                                     ", column ", e.mark.column + 1, ": ", e.msg));
+    } catch (const YAML::Exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(file, ": ", e.what()));
+    }
   }
   return ForEachObject(file, documents, [&](const Field& object, const std::string& kind) {
     return AddObject(file, object, kind, objects);

@@ -1,5 +1,11 @@
 #include "kubeletclient/k8s_objects.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/util/matchers.h"
@@ -157,6 +163,67 @@ TEST(ReadObjectsTest, MalformedInputNamesFileObjectAndField) {
     EXPECT_FALSE(status.ok()) << c.name;
     EXPECT_THAT(std::string(status.message()), HasSubstr(c.error)) << c.name;
     EXPECT_THAT(std::string(status.message()), HasSubstr(dir.Join("bad.yaml"))) << c.name;
+  }
+}
+
+TEST(ReadObjectsTest, JsonFileIsReadAsJson) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("pod.json"), R"( {"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p", "uid": "u", "namespace": null},
+      "spec": {"volumes": [{"name": "a", "csi": {"driver": "d", "readOnly": true,
+               "volumeAttributes": {"k": "v: not yaml"}}}]}})"));
+  // With a UTF-8 byte order mark and multi-byte text, as editors write it.
+  ASSERT_TRUE(WriteFile(dir.Join("bom.json"),
+                        "\xEF\xBB\xBF{\"apiVersion\": \"v1\", \"kind\": \"Secret\", "
+                        "\"metadata\": {\"name\": \"s\"}, \"stringData\": {\"k\": \"\xE2\x82\xAC\xF0\x9F\x98\x80\"}}"));
+  ObjectSet secrets;
+  ASSERT_THAT(ReadObjects(dir.Join("bom.json"), &secrets), IsOk());
+  EXPECT_EQ(secrets.secrets.at({"default", "s"}).data.at("k"), "\xE2\x82\xAC\xF0\x9F\x98\x80");
+  absl::StatusOr<Pod> pod = ReadPod(dir.Join("pod.json"));
+  ASSERT_THAT(pod.status(), IsOk());
+  EXPECT_EQ(pod->ns, "default");
+  ASSERT_TRUE(pod->volumes[0].csi.has_value());
+  EXPECT_TRUE(pod->volumes[0].csi->read_only);
+  EXPECT_EQ(pod->volumes[0].csi->volume_attributes.at("k"), "v: not yaml");
+}
+
+// Text that yaml-cpp 0.7's LoadAll would loop on for ever, allocating (the ',' is never consumed),
+// malformed JSON, and bytes that are not UTF-8: each is refused, promptly, saying where.
+TEST(ReadObjectsTest, UnreadableTextIsRefusedPromptlySayingWhere) {
+  struct Case {
+    const char* name;
+    std::string text;
+    const char* error;
+  } cases[] = {
+      {"stray comma", ",\n", "bad.yaml: line 1, column 1: unexpected ','"},
+      {"comma after a document", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n ,\n",
+       "bad.yaml: line 5, column 2: unexpected ','"},
+      {"malformed JSON", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":o\"name\":\"j\"}",
+       "bad.yaml: invalid JSON: parse error at line 1, column 44"},
+      {"two JSON objects", "{\"kind\": \"Pod\"}\n{\"kind\": \"Pod\"}\n",
+       "bad.yaml: invalid JSON: parse error at line 2, column 1"},
+      {"not UTF-8", "apiVersion: v1\nkind: Secret\nmetadata: {name: \"s\xC3\x28\"}\n",
+       "bad.yaml: line 3, column 20: byte 0xc3 is not valid UTF-8"},
+      {"UTF-16 surrogate as UTF-8", "kind: \xED\xA0\x80\n",
+       "bad.yaml: line 1, column 7: byte 0xed is not valid UTF-8"},
+      {"truncated at the end", "kind: \xE2\x82", "line 1, column 7: byte 0xe2 is not valid UTF-8"},
+      {"JSON too deep", absl::StrCat(absl::StrJoin(std::vector<std::string>(100, "{\"a\": ["), ""), "1",
+                                      absl::StrJoin(std::vector<std::string>(100, "]}"), "")),
+       "bad.yaml: JSON nested deeper than 64 levels"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir("obj");
+    ASSERT_TRUE(WriteFile(dir.Join("bad.yaml"), c.text));
+    ObjectSet objects;
+    // A regression would never return and would eat memory: stop the whole test then.
+    auto parsed = std::async(std::launch::async,
+                             [&] { return ReadObjects(dir.Join("bad.yaml"), &objects); });
+    if (parsed.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      ADD_FAILURE() << c.name << ": ReadObjects did not return within 60 s";
+      std::_Exit(1);
+    }
+    absl::Status status = parsed.get();
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.error)) << c.name;
   }
 }
 
