@@ -2,15 +2,21 @@
 # Fuzzes every target in test/fuzz with libFuzzer and ASan (clang), starting from the checked-in
 # seed corpora, for SECONDS each (default 60):
 #   bash test/fuzz.sh [SECONDS]
-# New inputs go to a scratch corpus under /tmp; copy interesting ones into test/fuzz/corpus/NAME/,
-# where the normal test suite replays them. A crash, a hang (over 10 s) or an input needing over
-# 3 GB ends that fuzzer's run and leaves the input in the current directory (see
-# test/fuzz/findings/).
+# test/run-tests.sh runs it briefly as its last stage; for a longer run pass e.g. 3600.
+#
+# Each fuzzer's corpus grows in /tmp/ndr-fuzz/NAME (kept between runs, so long runs add up); copy
+# inputs worth keeping into test/fuzz/corpus/NAME/, which the normal test suite replays. A crash,
+# a hang (one input over 10 s) or an input needing over 3 GB stops that fuzzer and leaves the
+# input in /tmp/ndr-fuzz/findings/; the script then exits 1 (see test/fuzz/findings/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
 ndr_install_deps clang libclang-rt-14-dev
 seconds=${1:-60}
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: bash test/fuzz.sh [SECONDS]   (SECONDS per fuzzer, a positive whole number)" >&2
+  exit 2
+fi
 # An output base of its own: switching to clang must not invalidate the normal build.
 bazel_fuzz=(bazel --output_base="$HOME/.cache/ndr-fuzz-output-base")
 trap '"${bazel_fuzz[@]}" shutdown >/dev/null 2>&1 || true' EXIT
@@ -19,12 +25,27 @@ fuzzers=(names objects handlers)
 "${bazel_fuzz[@]}" build $(ndr_bazel_flags) --config=fuzz \
   $(printf '//test/fuzz:%s_fuzzer ' "${fuzzers[@]}")
 bin=$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)
+
+work=/tmp/ndr-fuzz
+mkdir -p "$work/findings"
+found=0
 for name in "${fuzzers[@]}"; do
-  scratch=$(mktemp -d /tmp/ndr-fuzz-corpus-XXXXXX)
-  cp test/fuzz/corpus/"$name"/* "$scratch"/
-  echo "==> $name: fuzzing for ${seconds}s"
+  mkdir -p "$work/$name"
+  cp test/fuzz/corpus/"$name"/* "$work/$name"/
+  echo "==> $name: fuzzing for ${seconds}s from $(ls "$work/$name" | wc -l) inputs"
+  log="$work/$name.log"
+  rc=0
   ASAN_OPTIONS=detect_leaks=0 "$bin/test/fuzz/${name}_fuzzer" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=3000 -print_final_stats=1 "$scratch" 2>&1 |
-    grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|SUMMARY|Test unit written" || true
-  echo "    corpus now $(ls "$scratch" | wc -l) inputs in $scratch"
+    -timeout=10 -rss_limit_mb=3000 -print_final_stats=1 \
+    -artifact_prefix="$work/findings/$name-" "$work/$name" >"$log" 2>&1 || rc=$?
+  grep -a -E "stat::number_of_executed_units|ERROR: |SUMMARY|Test unit written" "$log" || true
+  if [ "$rc" -ne 0 ]; then
+    found=1
+    echo "    FINDING: ${name}_fuzzer exited $rc; the input and its log:" >&2
+    grep -a -o "Test unit written to .*" "$log" >&2 || true
+    echo "    $log" >&2
+  else
+    echo "    no finding; corpus now $(ls "$work/$name" | wc -l) inputs in $work/$name"
+  fi
 done
+exit "$found"
