@@ -1,14 +1,18 @@
 // Notices a registered plugin's process dying while its socket stays behind (SIGKILL, a crash),
 // which no filesystem event reports and kubelet never notices.
 //
-// For each watched socket it keeps one idle gRPC connection and waits for the channel's state to
-// change (NotifyOnStateChange): while connected, no timer and no traffic. When the connection
-// drops and the socket no longer accepts connections, `dead` is called with the socket's path; if
-// the socket still accepts connections (its server was merely restarted), the watch reconnects.
-// While a connection cannot be made (TRANSIENT_FAILURE), it looks again every second. Only the
-// socket that was registered (the same inode) refusing connections is a death: a socket that is
-// missing or new is the plugin watcher's business, and it reports those itself. Thread-safe;
-// `dead` runs on the watch's own thread.
+// For each watched socket it holds one idle HTTP/2 connection of its own (the client preface and
+// empty SETTINGS, then only acknowledgements of the server's SETTINGS and PINGs), and waits in
+// epoll for it to drop: while connected, no timer and no traffic. When it drops, the socket is
+// looked at again: if it is still the socket that was registered (the same inode) and now refuses
+// connections, `dead` is called with its path; if it accepts them (its server was restarted, or
+// closed an idle connection), the watch reconnects; a socket that is missing or new is the plugin
+// watcher's business, which reports those itself. A connection that cannot be made for another
+// reason is tried again every second.
+//
+// gRPC channels are not used here on purpose: gRPC 1.51 leaks the descriptor of a channel
+// destroyed while it connects, which sockets removed just after registering make common.
+// Thread-safe; `dead` runs on the watch's own thread.
 #ifndef NDR_KUBELETCLIENT_LIVENESS_WATCH_H_
 #define NDR_KUBELETCLIENT_LIVENESS_WATCH_H_
 
@@ -17,12 +21,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include "grpcpp/grpcpp.h"
+#include "absl/time/time.h"
 
 namespace ndr::kubelet {
 
@@ -36,23 +39,30 @@ class LivenessWatch {
 
  private:
   struct Entry {
-    std::shared_ptr<grpc::Channel> channel;
     uint64_t id = 0;
-    ino_t inode = 0;  // of the socket that was registered
-  };
-  struct Tag {
-    std::string path;
-    uint64_t id;
+    ino_t inode = 0;                           // of the socket that was registered
+    int fd = -1;                               // the connection, when there is one
+    absl::Time connected_at;
+    std::string input;                         // received bytes not yet a whole frame
+    absl::Time check_at = absl::InfiniteFuture();  // when to look at the socket again
   };
 
-  void Arm(const std::string& path, const Entry& entry, grpc_connectivity_state last);
+  // All need mu_. Connect() leaves `entry` connected, or with a time to try again, or neither
+  // when the socket refused the connection.
+  void Connect(const std::string& path, Entry* entry);
+  void Disconnect(Entry* entry);
+  bool Receive(Entry* entry);  // false once the connection is gone
+  void Wake();
+
   void Loop();
 
   const std::function<void(const std::string&)> dead_;
-  grpc::CompletionQueue queue_;
+  const int epoll_fd_;
+  const int wake_fd_;  // an eventfd: Watch() and the destructor wake Loop() through it
   std::mutex mu_;
   std::map<std::string, Entry> entries_;  // guarded by mu_
   uint64_t next_id_ = 1;                  // guarded by mu_
+  bool stopping_ = false;                 // guarded by mu_
   std::thread thread_;
 };
 
