@@ -9,11 +9,13 @@
 
 #include <dirent.h>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/csi/csi.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -44,6 +46,35 @@ int OpenFds(pid_t pid) {
     closedir(d);
   }
   return count;
+}
+
+// What each open descriptor of `pid` refers to ("socket:[123]", "anon_inode:[eventpoll]", a
+// path), counted, with socket and pipe inode numbers dropped so that kinds can be compared.
+std::map<std::string, int> FdKinds(pid_t pid) {
+  std::map<std::string, int> kinds;
+  const std::string dir = absl::StrCat("/proc/", pid, "/fd");
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      char target[512];
+      ssize_t n = readlink(absl::StrCat(dir, "/", e->d_name).c_str(), target, sizeof(target) - 1);
+      if (n < 0) continue;
+      std::string kind(target, n);
+      if (size_t bracket = kind.find(":["); bracket != std::string::npos &&
+                                            !absl::StartsWith(kind, "anon_inode")) {
+        kind = kind.substr(0, bracket);
+      }
+      ++kinds[kind];
+    }
+    closedir(d);
+  }
+  return kinds;
+}
+
+std::string FdKindsText(const std::map<std::string, int>& kinds) {
+  std::string text;
+  for (const auto& [kind, count] : kinds) absl::StrAppend(&text, " ", kind, " x", count, ";");
+  return text;
 }
 
 long RssKb(pid_t pid) {
@@ -217,6 +248,7 @@ TEST_F(FaultTest, ThousandCyclesLeaveDescriptorsAndMemoryFlat) {
   long n = 1;
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(cycle(++n)) << "warm-up cycle " << i;
   const int registrar_fds = OpenFds(registrar->pid()), client_fds = OpenFds(client->pid());
+  const auto registrar_kinds = FdKinds(registrar->pid()), client_kinds = FdKinds(client->pid());
   const long registrar_rss = RssKb(registrar->pid()), client_rss = RssKb(client->pid());
   for (int i = 0; i < 900; ++i) ASSERT_TRUE(cycle(++n)) << "cycle " << i;
   ASSERT_TRUE(PollUntil([&] { return Drivers().contains("cycle.example.com"); }));
@@ -234,8 +266,10 @@ TEST_F(FaultTest, ThousandCyclesLeaveDescriptorsAndMemoryFlat) {
             << registrar_rss_growth << " kB; kubeletclient fds " << client_fd_growth << ", rss "
             << client_rss_growth << " kB (growth over the last 900)" << std::endl;
   // Bounds: a leak of one descriptor or a few hundred bytes per cycle would exceed them.
-  EXPECT_LE(registrar_fd_growth, 16);
-  EXPECT_LE(client_fd_growth, 16);
+  EXPECT_LE(registrar_fd_growth, 16) << "before:" << FdKindsText(registrar_kinds)
+                                     << "\nafter:" << FdKindsText(FdKinds(registrar->pid()));
+  EXPECT_LE(client_fd_growth, 16) << "before:" << FdKindsText(client_kinds)
+                                  << "\nafter:" << FdKindsText(FdKinds(client->pid()));
   // Sanitizers keep freed memory in quarantine and shadow it: resident memory only means
   // something without them.
   if (getenv("ASAN_OPTIONS") == nullptr && getenv("TSAN_OPTIONS") == nullptr) {
@@ -309,7 +343,16 @@ TEST_F(FaultTest, TwoHundredRegistrarsAtOnceAndAPluginThatNeverAnswers) {
   ASSERT_TRUE(PollUntil([&] { return static_cast<int>(Drivers().size()) == kRegistrars; },
                         absl::Seconds(120)))
       << Drivers().size() << " registered, " << sockets() << " registration sockets; "
-      << "a registrar's log:\n" << Log("registrar199.log");
+      << [&] {
+           std::string missing;
+           const json registered = Drivers();
+           for (int i = 0; i < kRegistrars; ++i) {
+             if (registered.contains(absl::StrCat("d", i, ".example.com"))) continue;
+             absl::StrAppend(&missing, "\nregistrar ", i, " (running: ", registrars[i]->Running(),
+                             ") log:\n", Log(absl::StrCat("registrar", i, ".log")));
+           }
+           return missing + "\nkubeletclient log:\n" + Log("client.log");
+         }();
   std::cout << kRegistrars << " registrars started and registered in "
             << absl::FormatDuration(absl::Now() - start) << std::endl;
   EXPECT_FALSE(Drivers().contains("hung"));
