@@ -28,6 +28,12 @@ std::string Runfile(const std::string& workspace_relative_path) {
 
 Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
     : log_path_(std::move(log_path)) {
+  // Everything the child needs is made here: between fork() and exec() a child of a threaded
+  // process may only make async-signal-safe calls. Allocating there hung a child for good when
+  // another thread held the (ASan) allocator's lock at the fork.
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
   pid_ = fork();
   if (pid_ < 0) {
     perror("fork");
@@ -43,11 +49,9 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
     }
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, 0);
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
     execv(args[0], args.data());
-    perror(args[0]);
+    static constexpr char kFailed[] = "subprocess: execv failed\n";
+    (void)!write(2, kFailed, sizeof(kFailed) - 1);
     _exit(127);
   }
 }
