@@ -428,11 +428,11 @@ void CheckYamlDocumentsAdvance(const std::string& text) {
   while (parser.HandleNextDocument(handler)) {
     if (handler.mark().pos == previous) {
       const char c = text[previous];
+      const std::string what =
+          absl::ascii_isgraph(c) ? absl::StrCat("'", std::string(1, c), "'") : "character";
       throw YAML::ParserException(
-          handler.mark(), absl::StrCat("unexpected ",
-                                       absl::ascii_isgraph(c) ? absl::StrCat("'", std::string(1, c), "'")
-                                                              : "character",
-                                       " (the text is neither YAML nor JSON here)"));
+          handler.mark(),
+          absl::StrCat("unexpected ", what, " (the text is neither YAML nor JSON here)"));
     }
     previous = handler.mark().pos;
   }
@@ -469,10 +469,11 @@ absl::StatusOr<YAML::Node> ParseJson(const std::string& text, const std::string&
   struct TooDeep {};
   nlohmann::json value;
   try {
-    value = nlohmann::json::parse(text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    auto limit_depth = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
       if (depth > kMaxDepth) throw TooDeep();
       return true;
-    });
+    };
+    value = nlohmann::json::parse(text, limit_depth);
   } catch (const TooDeep&) {
     return absl::InvalidArgumentError(
         absl::StrCat(file, ": JSON nested deeper than ", kMaxDepth, " levels"));

@@ -169,8 +169,9 @@ void LivenessWatch::Loop() {
     for (const auto& [path, entry] : entries_) next = std::min(next, entry.check_at);
     int timeout_ms = -1;
     if (next != absl::InfiniteFuture()) {
-      timeout_ms = static_cast<int>(
-          std::max<int64_t>(0, absl::ToInt64Milliseconds(next - absl::Now() + absl::Milliseconds(1))));
+      // Rounded up, so that the check is due when epoll_wait returns.
+      const absl::Duration wait = next - absl::Now() + absl::Milliseconds(1);
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(wait)));
     }
     lock.unlock();
     const int n = epoll_wait(epoll_fd_, events.data(), events.size(), timeout_ms);
