@@ -24,9 +24,10 @@ absl::Status ParseHostPort(const std::string& text, std::string* host, int* port
   std::string h = text.substr(0, colon);
   if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
   int p = 0;
-  if (!absl::SimpleAtoi(text.substr(colon + 1), &p) || p < 1 || p > 65535) {
+  // Port 0 picks a free port, as Go's net.Listen does; the registrar logs the one it got.
+  if (!absl::SimpleAtoi(text.substr(colon + 1), &p) || p < 0 || p > 65535) {
     return FlagError("http-endpoint", absl::StrCat("\"", text,
-                                                    "\" has no valid port (1 to 65535)"));
+                                                    "\" has no valid port (0 to 65535)"));
   }
   unsigned char buffer[sizeof(struct in6_addr)];
   if (!h.empty() && h != "localhost" && inet_pton(AF_INET, h.c_str(), buffer) != 1 &&
@@ -107,8 +108,10 @@ absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
         !s.ok()) {
       return s;
     }
-  } else {
+    options.serve_http = true;
+  } else if (flags.health_port != 0) {
     options.http_port = static_cast<int>(flags.health_port);
+    options.serve_http = true;
   }
   options.requires_publish_pod = flags.requires_publish_pod;
   options.pprof_requested = flags.enable_pprof;

@@ -42,8 +42,9 @@ struct Options {
   absl::Duration timeout = absl::Seconds(1);
   // How long to wait for the driver at start; zero waits forever (--connection-timeout).
   absl::Duration connection_timeout = absl::ZeroDuration();
-  // HTTP listen address for /healthz and /metrics; port 0 means no HTTP server. An empty host
-  // means all interfaces.
+  // Whether to serve /healthz and /metrics over HTTP (--http-endpoint or --health-port), and
+  // where: an empty host means all interfaces, port 0 a free port chosen at start.
+  bool serve_http = false;
   std::string http_host;
   int http_port = 0;
   // Answer of CSIRegistration.GetCSIDriverInfo's options.requires_publish_pod.

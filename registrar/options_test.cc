@@ -25,7 +25,7 @@ TEST(ParseOptionsTest, GoDefaults) {
   EXPECT_EQ(options->plugin_registration_dir, "/registration");
   EXPECT_EQ(options->timeout, absl::Seconds(1));
   EXPECT_EQ(options->connection_timeout, absl::ZeroDuration());
-  EXPECT_EQ(options->http_port, 0);
+  EXPECT_FALSE(options->serve_http);
   EXPECT_FALSE(options->requires_publish_pod);
   EXPECT_FALSE(options->registration_probe_mode);
 }
@@ -49,15 +49,24 @@ TEST(ParseOptionsTest, ValidCombinations) {
        }},
       {"http all interfaces", [](RawFlags* f) { f->http_endpoint = ":9809"; },
        [](const Options& o) {
+         EXPECT_TRUE(o.serve_http);
          EXPECT_EQ(o.http_host, "");
          EXPECT_EQ(o.http_port, 9809);
+       }},
+      {"http any free port", [](RawFlags* f) { f->http_endpoint = "127.0.0.1:0"; },
+       [](const Options& o) {
+         EXPECT_TRUE(o.serve_http);
+         EXPECT_EQ(o.http_port, 0);
        }},
       {"http v4", [](RawFlags* f) { f->http_endpoint = "127.0.0.1:8080"; },
        [](const Options& o) { EXPECT_EQ(o.http_host, "127.0.0.1"); }},
       {"http v6", [](RawFlags* f) { f->http_endpoint = "[::1]:8080"; },
        [](const Options& o) { EXPECT_EQ(o.http_host, "::1"); }},
       {"health port", [](RawFlags* f) { f->health_port = 9808; },
-       [](const Options& o) { EXPECT_EQ(o.http_port, 9808); }},
+       [](const Options& o) {
+         EXPECT_TRUE(o.serve_http);
+         EXPECT_EQ(o.http_port, 9808);
+       }},
       {"trailing slash", [](RawFlags* f) { f->plugin_registration_path = "/registration/"; },
        [](const Options& o) { EXPECT_EQ(o.plugin_registration_dir, "/registration"); }},
       {"requires pod", [](RawFlags* f) { f->requires_publish_pod = true; },
@@ -113,7 +122,7 @@ TEST(ParseOptionsTest, InvalidCombinationsNameTheFlag) {
       {"health port range", [](RawFlags* f) { f->health_port = 70000; }, "--health-port"},
       {"http no port", [](RawFlags* f) { f->http_endpoint = "9809"; }, "--http-endpoint"},
       {"http bad port", [](RawFlags* f) { f->http_endpoint = ":http"; }, "--http-endpoint"},
-      {"http port zero", [](RawFlags* f) { f->http_endpoint = ":0"; }, "--http-endpoint"},
+      {"http port too big", [](RawFlags* f) { f->http_endpoint = ":65536"; }, "--http-endpoint"},
       {"http host name", [](RawFlags* f) { f->http_endpoint = "example.com:80"; },
        "--http-endpoint: host \"example.com\""},
       {"bad mode", [](RawFlags* f) { f->mode = "probe"; }, "--mode: \"probe\""},

@@ -102,7 +102,7 @@ absl::Status Registrar::Setup() {
                  << strerror(errno) << "): a restarting driver will not be noticed";
   }
 
-  if (options_.http_port > 0) {
+  if (options_.serve_http) {
     absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
         options_.http_host, options_.http_port,
         [this](const std::string& path) { return HandleHttp(path); });
