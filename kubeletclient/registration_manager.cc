@@ -85,11 +85,13 @@ void RegistrationManager::Work(const std::string& path) {
         after.registered_generation = generation;
         after.name = result.info->name();
         after.handler = result.handler;
+        // Watched from the moment the handler holds it, confirmed or not: a plugin that dies
+        // while it is told it is registered (the reply never comes) must not stay registered.
+        liveness_.Watch(path);
       }
       after.confirmed = result.status.ok();
       if (result.status.ok()) {
         after.backoff = absl::ZeroDuration();
-        liveness_.Watch(path);
         LOG(INFO) << "Registered plugin " << after.name << " at " << path;
       } else if (!stopping_) {
         after.backoff = after.backoff == absl::ZeroDuration()
