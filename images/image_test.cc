@@ -24,6 +24,7 @@ namespace ndr {
 namespace {
 
 using ::ndr::testing::PollUntil;
+using ::ndr::testing::RpcDeadline;
 using ::ndr::testing::Runfile;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
@@ -64,7 +65,7 @@ class ImageTest : public ::testing::Test {
     Subprocess build({"/bin/bash", Runfile("images/build-images.sh"), registrar_, driver_,
                       dir_->Join("out"), dir_->Join("storage")},
                      dir_->Join("build.log"));
-    build_exit_ = build.Wait(absl::Minutes(5)).value_or(-1);
+    build_exit_ = build.Wait(absl::Minutes(10)).value_or(-1);
     build_log_ = build.Log();
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -87,7 +88,7 @@ class ImageTest : public ::testing::Test {
   int RunBuildah(std::vector<std::string> args, std::string* output) {
     static int runs = 0;
     Subprocess run(Buildah(args), dir_->Join(absl::StrCat("buildah", runs++, ".log")));
-    const int code = run.Wait(absl::Minutes(2)).value_or(-1);
+    const int code = run.Wait().value_or(-1);
     *output = run.Log();
     return code;
   }
@@ -144,10 +145,9 @@ TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
         auto stub = pluginregistration::Registration::NewStub(
             grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
         grpc::ClientContext context;
-        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+        context.set_deadline(RpcDeadline());
         return stub->GetInfo(&context, {}, &info).ok();
-      },
-      absl::Seconds(60)))
+      }))
       << registrar.Log();
   EXPECT_EQ(info.name(), "sample.csi.example.com");
   EXPECT_EQ(info.endpoint(), "/var/lib/kubelet/plugins/sample/csi.sock");
@@ -156,7 +156,7 @@ TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
   const pid_t inside = FindInGroup(registrar.pid(), "csi-node-driver");
   ASSERT_NE(inside, 0) << "no registrar process under buildah";
   ASSERT_EQ(kill(inside, SIGTERM), 0);
-  EXPECT_EQ(registrar.Wait(absl::Seconds(30)), 0) << registrar.Log();
+  EXPECT_EQ(registrar.Wait(), 0) << registrar.Log();
   struct stat st;
   EXPECT_NE(lstat(socket.c_str(), &st), 0) << registrar.Log();
 }

@@ -83,6 +83,11 @@ void LivenessWatch::Forget(const std::string& path) {
   entries_.erase(it);
 }
 
+bool LivenessWatch::Watching(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(path) > 0;
+}
+
 void LivenessWatch::Wake() {
   const uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof(one));

@@ -36,6 +36,9 @@ class LivenessWatch {
 
   void Watch(const std::string& path);  // starts (or restarts) watching `path`
   void Forget(const std::string& path);
+  // Whether `path` is still watched: false once Forget() was called, `dead` was reported, or the
+  // socket was found removed or replaced.
+  bool Watching(const std::string& path);
 
  private:
   struct Entry {

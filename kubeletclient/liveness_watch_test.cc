@@ -19,8 +19,11 @@
 namespace ndr::kubelet {
 namespace {
 
+using ::ndr::testing::kPatience;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::TempDir;
+
+const int kPatienceMs = absl::ToInt64Milliseconds(kPatience);
 
 int Listen(const std::string& path) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -32,19 +35,19 @@ int Listen(const std::string& path) {
   return fd;
 }
 
-// The next connection on `listener`, or -1 after ten seconds.
+// The next connection on `listener`, or -1 if none comes within kPatience.
 int Accept(int listener) {
   pollfd p = {listener, POLLIN, 0};
-  if (poll(&p, 1, 10000) != 1) return -1;
+  if (poll(&p, 1, kPatienceMs) != 1) return -1;
   return accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
 }
 
-// Exactly `size` bytes from `fd`, or what came before EOF or ten seconds.
+// Exactly `size` bytes from `fd`, or what came before EOF or a silence of kPatience.
 std::string ReadBytes(int fd, size_t size) {
   std::string out;
   while (out.size() < size) {
     pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1) break;
+    if (poll(&p, 1, kPatienceMs) != 1) break;
     char buffer[256];
     const ssize_t n = read(fd, buffer, std::min(sizeof(buffer), size - out.size()));
     if (n <= 0) break;
@@ -111,6 +114,7 @@ TEST_F(LivenessWatchTest, ReportsTheRegisteredSocketRefusingConnections) {
   close(conn);
   close(listener);
   EXPECT_TRUE(PollUntil([&] { return Dead() == std::vector<std::string>{path_}; }));
+  EXPECT_FALSE(watch_.Watching(path_));
 }
 
 TEST_F(LivenessWatchTest, LeavesAReplacedSocketToThePluginWatcher) {
@@ -123,9 +127,11 @@ TEST_F(LivenessWatchTest, LeavesAReplacedSocketToThePluginWatcher) {
   const int replacement = Listen(path_);
   close(conn);
   close(listener);
-  // Forgotten, not dead: a watch that reconnected would connect to the replacement.
+  // Forgotten, not dead. The watch decides when it looks at the socket again, and stops watching
+  // it then; a watch that had reconnected instead would have connected to the replacement.
+  ASSERT_TRUE(PollUntil([&] { return !watch_.Watching(path_); }));
   pollfd p = {replacement, POLLIN, 0};
-  EXPECT_EQ(poll(&p, 1, 2000), 0) << "the watch connected to the replacement socket";
+  EXPECT_EQ(poll(&p, 1, 0), 0) << "the watch connected to the replacement socket";
   EXPECT_TRUE(Dead().empty());
   close(replacement);
 }
@@ -136,7 +142,8 @@ TEST_F(LivenessWatchTest, ForgetClosesTheConnection) {
   const int conn = Accept(listener);
   ASSERT_GE(conn, 0);
   watch_.Forget(path_);
-  ReadBytes(conn, 1 << 20);  // the preface, then EOF; ten seconds if the connection stayed
+  EXPECT_FALSE(watch_.Watching(path_));
+  ReadBytes(conn, 1 << 20);  // the preface, then EOF; kPatience if the connection stayed
   char c;
   EXPECT_EQ(recv(conn, &c, 1, MSG_DONTWAIT), 0) << "the connection is still open";
   close(conn);

@@ -70,7 +70,11 @@ void PluginWatcher::AddTree(const std::string& dir) {
   }
   closedir(d);
   for (const std::string& name : names) {
-    if (!Hidden(name)) Created(absl::StrCat(dir, "/", name));
+    if (Hidden(name)) {
+      VLOG(5) << "Ignoring " << dir << "/" << name << ": a hidden name";
+      continue;
+    }
+    Created(absl::StrCat(dir, "/", name));
   }
 }
 
@@ -155,8 +159,12 @@ absl::Status PluginWatcher::HandleEvents() {
         continue;  // A subdirectory: its parent's IN_DELETE/IN_MOVED_FROM handles it.
       }
       const std::string name = event->len > 0 ? event->name : "";
-      if (name.empty() || Hidden(name)) continue;
+      if (name.empty()) continue;
       const std::string path = absl::StrCat(dir->second, "/", name);
+      if (Hidden(name)) {
+        VLOG(5) << "Ignoring " << path << ": a hidden name";
+        continue;
+      }
       if (event->mask & (IN_CREATE | IN_MOVED_TO)) {
         Created(path);
       } else if (event->mask & (IN_DELETE | IN_MOVED_FROM)) {

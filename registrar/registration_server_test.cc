@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/util/matchers.h"
+#include "test/util/poll.h"
 #include "test/util/temp_dir.h"
 
 namespace ndr::registrar {
@@ -43,7 +44,7 @@ class RegistrationServerTest : public ::testing::Test {
 
   static std::unique_ptr<grpc::ClientContext> Context() {
     auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context->set_deadline(::ndr::testing::RpcDeadline());
     return context;
   }
 

@@ -6,7 +6,7 @@
 #
 # Each fuzzer's corpus grows in /tmp/ndr-fuzz/NAME (kept between runs, so long runs add up); copy
 # inputs worth keeping into test/fuzz/corpus/NAME/, which the normal test suite replays. A crash,
-# a hang (one input over 10 s) or an input needing over 3 GB stops that fuzzer and leaves the
+# a hang (one input over 60 s) or an input needing over 3 GB stops that fuzzer and leaves the
 # input in /tmp/ndr-fuzz/findings/; the script then exits 1 (see test/fuzz/findings/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +36,7 @@ for name in "${fuzzers[@]}"; do
   log="$work/$name.log"
   rc=0
   ASAN_OPTIONS=detect_leaks=0 "$bin/test/fuzz/${name}_fuzzer" -max_total_time="$seconds" \
-    -timeout=10 -rss_limit_mb=3000 -print_final_stats=1 \
+    -timeout=60 -rss_limit_mb=3000 -print_final_stats=1 \
     -artifact_prefix="$work/findings/$name-" "$work/$name" >"$log" 2>&1 || rc=$?
   grep -a -E "stat::number_of_executed_units|ERROR: |SUMMARY|Test unit written" "$log" || true
   if [ "$rc" -ne 0 ]; then

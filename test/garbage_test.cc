@@ -23,6 +23,7 @@ namespace ndr {
 namespace {
 
 using ::ndr::testing::PollUntil;
+using ::ndr::testing::RpcDeadline;
 using ::ndr::testing::Runfile;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
@@ -56,7 +57,7 @@ class GarbageTest : public ::testing::Test {
     auto stub = pluginregistration::Registration::NewStub(
         grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    context.set_deadline(RpcDeadline());
     pluginregistration::PluginInfo info;
     return stub->GetInfo(&context, {}, &info).ok() && info.name() == "sample.csi.example.com";
   }
@@ -83,7 +84,7 @@ class GarbageTest : public ::testing::Test {
   grpc::Status Call(const std::string& method, const std::string& payload) {
     grpc::GenericStub stub(grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    context.set_deadline(RpcDeadline());
     grpc::Slice slice(payload);
     grpc::ByteBuffer request(&slice, 1), response;
     std::promise<grpc::Status> done;

@@ -19,7 +19,9 @@ DEFINE_string(http_endpoint, "", "host:port of the registrar's /healthz (optiona
 DEFINE_int32(pid, 0, "The registrar's process ID, for the SIGTERM check (with --destructive).");
 DEFINE_bool(destructive, false,
             "Also run the checks that delete the socket and stop the registrar with SIGTERM.");
-DEFINE_string(timeout, "5s", "Deadline of each call.");
+DEFINE_string(timeout, "5s",
+              "Deadline of each call, and how long to wait for a deleted socket to come back "
+              "(at least 10s for the exit after SIGTERM).");
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("registrar-conformance --registration-socket=SOCKET [flags]");

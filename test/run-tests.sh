@@ -7,8 +7,9 @@
 #   bash test/run-tests.sh ARGS...  the plain stage only, with ARGS passed to `bazel test`
 #                                   (e.g. --config=asan)
 #
-# Each stage prints how many test cases ran, counted from every test target's JUnit XML; the last
-# line totals them: `tests: N passed, M failed`. NDR_FUZZ_SECONDS (default 30) sets how long each
+# Each stage prints how many test cases ran, counted from every test target's JUnit XML
+# (test/junit.py), and names each one that failed; the last line totals them:
+# `tests: N passed, M failed, K skipped`. NDR_FUZZ_SECONDS (default 30) sets how long each
 # fuzzer runs. The script goes on after a failing stage and exits 1 if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,38 +19,16 @@ ndr_install_deps
 # Never leave a Bazel server behind, whatever happens.
 trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
 
-total_passed=0 total_failed=0 failed_stages=()
+source test/test-stage.sh
+total_passed=0 total_failed=0 total_skipped=0 failed_stages=()
 
-# run_stage NAME BAZEL_TEST_ARGS...: one `bazel test //...`, then its count of test cases.
 run_stage() {
-  local name=$1 rc=0 start=$SECONDS
-  shift
-  echo "==> stage ${name}: bazel test $* //..."
-  # Tests always run: they start real processes on real sockets, so a result cached from another
-  # clone or another day proves little. Builds still come from the disk cache.
-  # shellcheck disable=SC2046
-  bazel test $(ndr_bazel_flags) --nocache_test_results "$@" -- //... || rc=$?
-
-  local passed=0 failed=0 targets=0 testlogs target xml line tests failures errors disabled bad
-  testlogs=$(bazel info "$@" bazel-testlogs 2>/dev/null)
-  for target in $(bazel query 'tests(//...)' 2>/dev/null); do
-    xml="$testlogs/$(echo "${target#//}" | tr ':' '/')/test.xml"
-    [ -f "$xml" ] || continue
-    targets=$((targets + 1))
-    line=$(grep -m1 -o '<testsuites[^>]*>' "$xml" || true)
-    tests=$(echo "$line" | sed -n 's/.* tests="\([0-9]*\)".*/\1/p')
-    failures=$(echo "$line" | sed -n 's/.* failures="\([0-9]*\)".*/\1/p')
-    errors=$(echo "$line" | sed -n 's/.* errors="\([0-9]*\)".*/\1/p')
-    disabled=$(echo "$line" | sed -n 's/.* disabled="\([0-9]*\)".*/\1/p')
-    bad=$(( ${failures:-0} + ${errors:-0} ))
-    passed=$(( passed + ${tests:-0} - bad - ${disabled:-0} ))
-    failed=$(( failed + bad ))
-  done
-  echo "stage ${name}: ${passed} passed, ${failed} failed in ${targets} test targets" \
-    "($((SECONDS - start)) s)"
-  total_passed=$((total_passed + passed))
-  total_failed=$((total_failed + failed))
-  if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ]; then failed_stages+=("$name"); fi
+  local name=$1 rc=0
+  ndr_test_stage "$@" || rc=$?
+  total_passed=$((total_passed + ndr_stage_passed))
+  total_failed=$((total_failed + ndr_stage_failed))
+  total_skipped=$((total_skipped + ndr_stage_skipped))
+  [ "$rc" -eq 0 ] || failed_stages+=("$name")
 }
 
 if [ $# -gt 0 ] && [ "$1" != --quick ]; then
@@ -65,7 +44,7 @@ else
   fi
 fi
 
-echo "tests: ${total_passed} passed, ${total_failed} failed"
+echo "tests: ${total_passed} passed, ${total_failed} failed, ${total_skipped} skipped"
 if [ ${#failed_stages[@]} -ne 0 ]; then
   echo "failed stages: ${failed_stages[*]}" >&2
   exit 1

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -315,7 +316,8 @@ void Suite::CheckSigterm() {
     Fail("signal.sigterm", absl::StrCat("kill ", config_.pid, ": ", strerror(errno)));
     return;
   }
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  const absl::Duration patience = std::max(config_.timeout, absl::Seconds(10));
+  const absl::Time deadline = absl::Now() + patience;
   std::optional<int> exit_code;
   bool gone = false;
   while (absl::Now() < deadline) {
@@ -337,7 +339,8 @@ void Suite::CheckSigterm() {
   struct stat st;
   const bool socket_left = lstat(config_.registration_socket.c_str(), &st) == 0;
   if (!gone) {
-    Fail("signal.sigterm", "the process did not exit within 10 s of SIGTERM");
+    Fail("signal.sigterm", absl::StrCat("the process did not exit within ",
+                                        absl::FormatDuration(patience), " of SIGTERM"));
   } else if (socket_left) {
     Fail("signal.sigterm", "the process exited but left its socket behind");
   } else if (exit_code.has_value() && !(WIFEXITED(*exit_code) && WEXITSTATUS(*exit_code) == 0)) {

@@ -23,6 +23,8 @@ struct Config {
   std::string http_endpoint;  // host:port of /healthz; empty: skip the HTTP checks
   pid_t pid = 0;              // the registrar's process; 0: skip the signal check
   bool destructive = false;   // run the checks that delete the socket or stop the registrar
+  // Deadline of each call, and how long to wait for the socket to come back after deleting it
+  // (at least 10 s for the exit after SIGTERM).
   absl::Duration timeout = absl::Seconds(5);
 };
 

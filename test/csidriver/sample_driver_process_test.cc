@@ -17,6 +17,7 @@ namespace ndr {
 namespace {
 
 using ::ndr::testing::PollUntil;
+using ::ndr::testing::RpcDeadline;
 using ::ndr::testing::Runfile;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
@@ -34,7 +35,7 @@ std::string PluginName(const std::string& socket) {
   auto stub = csi::v1::Identity::NewStub(
       grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  context.set_deadline(RpcDeadline());
   csi::v1::GetPluginInfoResponse response;
   return stub->GetPluginInfo(&context, {}, &response).ok() ? response.name() : "";
 }
@@ -50,12 +51,12 @@ TEST(SampleDriverProcessTest, ServesOnUnixUrlAndStopsCleanlyOnSigtermAndSigint) 
 
     Subprocess client({Runfile("test/csidriver/csi-client"), "--endpoint=" + socket},
                       dir.Join("client.log"));
-    EXPECT_EQ(client.Wait(absl::Seconds(30)), 0) << client.Log();
+    EXPECT_EQ(client.Wait(), 0) << client.Log();
     EXPECT_THAT(client.Log(), HasSubstr("GetPluginInfo {\"name\":\"a.b.c\""));
     EXPECT_THAT(client.Log(), HasSubstr("NodeGetInfo {\"node_id\":\"node-7\""));
 
     ASSERT_TRUE(driver.Signal(signal));
-    EXPECT_EQ(driver.Wait(absl::Seconds(30)), 0) << driver.Log();
+    EXPECT_EQ(driver.Wait(), 0) << driver.Log();
     EXPECT_FALSE(IsSocket(socket)) << "socket left behind after signal " << signal;
   }
 }
@@ -100,7 +101,7 @@ TEST(SampleDriverProcessTest, BadInputIsAOneLineErrorAndExitCode1) {
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     TempDir logs("log");
     Subprocess driver(argv, logs.Join("log"));
-    EXPECT_EQ(driver.Wait(absl::Seconds(30)), 1) << c.message << "\n" << driver.Log();
+    EXPECT_EQ(driver.Wait(), 1) << c.message << "\n" << driver.Log();
     EXPECT_THAT(driver.Log(), HasSubstr(c.message));
   }
   std::string contents;

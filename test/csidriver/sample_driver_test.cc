@@ -10,6 +10,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test/util/matchers.h"
+#include "test/util/poll.h"
 #include "test/util/temp_dir.h"
 
 namespace ndr::sample {
@@ -51,7 +52,7 @@ class SampleDriverTest : public ::testing::Test {
 
   std::unique_ptr<grpc::ClientContext> Context() {
     auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context->set_deadline(::ndr::testing::RpcDeadline());
     return context;
   }
 

@@ -7,11 +7,77 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <iostream>
+#include <mutex>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "gtest/gtest.h"
 #include "test/util/temp_dir.h"
 
 namespace ndr::testing {
+namespace {
+
+// Every Subprocess alive in this test binary, in the order they started, for the failure
+// printer below.
+std::mutex live_mu;
+std::vector<Subprocess*>& Live() {
+  static auto* live = new std::vector<Subprocess*>();
+  return *live;
+}
+
+// At each failing assertion, prints what every live child process said: its state and the tail
+// of its log. A description printed once in a test is not printed again for a later failure
+// unless something changed (more output, the process ended).
+class ProcessLogPrinter final : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestStart(const ::testing::TestInfo&) override { shown_.clear(); }
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::lock_guard<std::mutex> lock(live_mu);
+    // At most this many, so that a test with 200 children stays readable; ended ones first,
+    // since a process that exited is the usual culprit.
+    constexpr int kMaxShown = 10;
+    std::vector<Subprocess*> order = Live();
+    std::stable_partition(order.begin(), order.end(), [](Subprocess* p) { return !p->Running(); });
+    int printed = 0, skipped = 0;
+    for (Subprocess* p : order) {
+      std::string description = p->Describe();
+      if (!shown_.insert(description).second) continue;
+      if (printed == kMaxShown) {
+        ++skipped;
+        continue;
+      }
+      ++printed;
+      std::cout << "--- child process " << description << "--- end of "
+                << description.substr(0, description.find(',')) << ")\n";
+    }
+    if (skipped > 0) std::cout << "--- " << skipped << " more child processes not shown\n";
+    std::cout << std::flush;
+  }
+
+ private:
+  std::set<std::string> shown_;
+};
+
+const bool kPrinterInstalled = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new ProcessLogPrinter());
+  return true;
+}();
+
+}  // namespace
+
+std::string Tail(const std::string& text, int lines) {
+  size_t at = text.size();
+  if (at > 0 && text[at - 1] == '\n') --at;
+  for (int i = 0; i < lines && at > 0; ++i) {
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) return text;
+  }
+  return at == 0 ? text : text.substr(at + 1);
+}
 
 std::string Runfile(const std::string& workspace_relative_path) {
   const char* srcdir = getenv("TEST_SRCDIR");
@@ -27,7 +93,8 @@ std::string Runfile(const std::string& workspace_relative_path) {
 }
 
 Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
-    : log_path_(std::move(log_path)) {
+    : name_(argv.empty() ? "" : argv[0].substr(argv[0].rfind('/') + 1)),
+      log_path_(std::move(log_path)) {
   // Everything the child needs is made here: between fork() and exec() a child of a threaded
   // process may only make async-signal-safe calls. Allocating there hung a child for good when
   // another thread held the (ASan) allocator's lock at the fork.
@@ -54,9 +121,15 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
     (void)!write(2, kFailed, sizeof(kFailed) - 1);
     _exit(127);
   }
+  std::lock_guard<std::mutex> lock(live_mu);
+  Live().push_back(this);
 }
 
 Subprocess::~Subprocess() {
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    Live().erase(std::find(Live().begin(), Live().end(), this));
+  }
   // The whole group: children the process started must not outlive the test either.
   kill(-pid_, SIGKILL);
   if (Running()) {
@@ -76,6 +149,7 @@ std::optional<int> Subprocess::Wait(absl::Duration timeout) {
     int status = 0;
     pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
+      signaled_ = !WIFEXITED(status);
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       return exit_code_;
     }
@@ -88,6 +162,17 @@ std::string Subprocess::Log() const {
   std::string log;
   ReadFile(log_path_, &log);
   return log;
+}
+
+std::string Subprocess::Describe(int lines) {
+  std::string state = "running";
+  if (std::optional<int> code = Wait(absl::ZeroDuration()); code.has_value()) {
+    state = signaled_ ? absl::StrCat("killed by signal ", *code - 128)
+                      : absl::StrCat("exited with code ", *code);
+  }
+  const std::string log = Log();
+  return absl::StrCat(name_, " (pid ", pid_, ", ", state, "), log ", log_path_, ", last ", lines,
+                      " lines:\n", Tail(log, lines), log.empty() || log.back() == '\n' ? "" : "\n");
 }
 
 }  // namespace ndr::testing

@@ -1,6 +1,10 @@
 // A child process for integration tests: started from a runfiles-relative binary, its stderr
 // captured to a file, in a process group of its own that is killed (and the child reaped) when
 // the object goes away.
+//
+// When an assertion fails while Subprocess objects are alive, the test's output also gets, for
+// each of them, its name, pid, whether it still runs (or how it ended) and the tail of its log,
+// so that a failure in CI says which process misbehaved without re-running anything.
 #ifndef NDR_TEST_UTIL_SUBPROCESS_H_
 #define NDR_TEST_UTIL_SUBPROCESS_H_
 
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "test/util/poll.h"
 
 namespace ndr::testing {
 
@@ -31,17 +36,26 @@ class Subprocess {
 
   // Waits up to `timeout` for the process to end. Returns its exit code, or 128 + the signal
   // number if a signal ended it, or nullopt if it is still running.
-  std::optional<int> Wait(absl::Duration timeout);
+  std::optional<int> Wait(absl::Duration timeout = kPatience);
   bool Running();
 
   // Everything the process has written so far.
   std::string Log() const;
 
+  // "csi-node-driver-registrar (pid 123, running), log /tmp/x/registrar.log, last 30 lines:" and
+  // those lines: what a failure message needs to say about this process.
+  std::string Describe(int lines = 30);
+
  private:
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
+  bool signaled_ = false;  // a signal ended it; exit_code_ is 128 + the signal
+  std::string name_;  // argv[0]'s base name
   std::string log_path_;
 };
+
+// The last `lines` lines of `text`.
+std::string Tail(const std::string& text, int lines);
 
 }  // namespace ndr::testing
 

@@ -1,10 +1,7 @@
 #include "test/util/temp_dir.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <ftw.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -63,18 +60,6 @@ std::vector<std::string> DirEntries(const std::string& dir) {
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-int FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 }  // namespace ndr::testing

@@ -40,9 +40,6 @@ bool ReadFile(const std::string& path, std::string* contents);
 // The names in directory `dir` (without "." and ".."), sorted; empty if it cannot be read.
 std::vector<std::string> DirEntries(const std::string& dir);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound and released).
-int FreeLoopbackPort();
-
 }  // namespace ndr::testing
 
 #endif  // NDR_TEST_UTIL_TEMP_DIR_H_

@@ -29,13 +29,26 @@ TEST(TempDirTest, IsShortAndRemovedWithContents) {
 TEST(SubprocessTest, ReportsExitCodeSignalAndLog) {
   TempDir dir("p");
   Subprocess ok({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, dir.Join("log1"));
-  EXPECT_EQ(ok.Wait(absl::Seconds(10)), 3);
+  EXPECT_EQ(ok.Wait(), 3);
   EXPECT_THAT(ok.Log(), ::testing::AllOf(::testing::HasSubstr("out"), ::testing::HasSubstr("err")));
+  EXPECT_THAT(ok.Describe(), ::testing::StartsWith("sh (pid " + std::to_string(ok.pid()) +
+                                                   ", exited with code 3), log " +
+                                                   dir.Join("log1") + ", last 30 lines:\n"));
 
   Subprocess sleeper({"/bin/sleep", "60"}, dir.Join("log2"));
   EXPECT_TRUE(sleeper.Running());
+  EXPECT_THAT(sleeper.Describe(), ::testing::HasSubstr(", running)"));
   EXPECT_TRUE(sleeper.Signal(SIGTERM));
-  EXPECT_EQ(sleeper.Wait(absl::Seconds(10)), 128 + SIGTERM);
+  EXPECT_EQ(sleeper.Wait(), 128 + SIGTERM);
+  EXPECT_THAT(sleeper.Describe(), ::testing::HasSubstr(", killed by signal 15)"));
+}
+
+TEST(TailTest, LastLines) {
+  EXPECT_EQ(Tail("a\nb\nc\n", 2), "b\nc\n");
+  EXPECT_EQ(Tail("a\nb\nc", 2), "b\nc");
+  EXPECT_EQ(Tail("a\nb\nc\n", 3), "a\nb\nc\n");
+  EXPECT_EQ(Tail("a\nb\nc\n", 9), "a\nb\nc\n");
+  EXPECT_EQ(Tail("", 3), "");
 }
 
 TEST(PollUntilTest, ReturnsFalseAtDeadline) {
