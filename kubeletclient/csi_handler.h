@@ -34,7 +34,7 @@ inline constexpr char kCsiPluginType[] = "CSIPlugin";
 struct CsiHandlerOptions {
   // kubelet's csiTimeout for NodeGetInfo.
   absl::Duration node_get_info_timeout = absl::Minutes(2);
-  // GetCSIDriverInfo on the registration socket.
+  // GetCSIDriverInfo on the registration socket (the program uses --get-info-timeout).
   absl::Duration csi_registration_timeout = absl::Seconds(1);
 };
 

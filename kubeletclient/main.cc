@@ -32,7 +32,9 @@ DEFINE_string(root_dir, "/var/lib/kubelet", "publish, unpublish: kubelet's root 
 DEFINE_string(allowed_inline_drivers, "",
               "publish: drivers whose inline (ephemeral) volumes this node allows, "
               "comma-separated; empty allows none.");
-DEFINE_string(get_info_timeout, "1s", "Deadline of GetInfo (kubelet: 1s).");
+DEFINE_string(get_info_timeout, "1s",
+              "Deadline of GetInfo (kubelet: 1s) and of GetCSIDriverInfo, the other call on the "
+              "registration socket.");
 DEFINE_string(notify_timeout, "5s", "Deadline of NotifyRegistrationStatus (kubelet: 5s).");
 DEFINE_string(node_get_info_timeout, "2m", "Deadline of the driver's NodeGetInfo (kubelet: 2m).");
 
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
     if (*d <= absl::ZeroDuration()) return Fail(std::string("--") + flag + ": must be positive");
     *target = *d;
   }
+  csi.csi_registration_timeout = handshake.get_info;
 
   if (command == "probe") {
     if (FLAGS_registration_socket.empty()) {
