@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -13,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kubeletclient/files.h"
+#include "kubeletclient/object_validation.h"
 #include "nlohmann/json.hpp"
 #include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
@@ -48,15 +49,17 @@ class Field {
     return absl::OkStatus();
   }
 
-  // A string: required fields must be present and non-empty.
-  absl::StatusOr<std::string> String(bool required) const {
+  // A string: required fields must be present and non-empty ("Required value", as the API
+  // server says, with `detail` after it if given).
+  absl::StatusOr<std::string> String(bool required, absl::string_view detail = "") const {
+    const std::string missing = absl::StrCat("Required value", detail.empty() ? "" : ": ", detail);
     if (!present()) {
-      if (required) return Error("is required");
+      if (required) return Error(missing);
       return std::string();
     }
     if (!IsScalar()) return Error("must be a string");
     std::string value = node_.Scalar();
-    if (required && value.empty()) return Error("must not be empty");
+    if (required && value.empty()) return Error(missing);
     return value;
   }
 
@@ -135,9 +138,10 @@ absl::Status CheckApiVersion(const Field& doc, const std::string& kind,
 
 absl::Status ParseMetadata(const Field& doc, bool namespaced, std::string* ns, std::string* name) {
   Field metadata = doc["metadata"];
-  if (!metadata.present()) return metadata.Error("is required");
+  if (!metadata.present()) return metadata.Error("Required value");
   if (absl::Status s = metadata.RequireMap(); !s.ok()) return s;
-  NDR_ASSIGN(*name, metadata["name"].String(/*required=*/true));
+  NDR_ASSIGN(*name,
+             metadata["name"].String(/*required=*/true, "name or generateName is required"));
   if (namespaced) {
     std::string value;
     NDR_ASSIGN(value, metadata["namespace"].String(/*required=*/false));
@@ -152,7 +156,7 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
   if (absl::Status s = ParseMetadata(doc, true, &pod.ns, &pod.name); !s.ok()) return s;
   NDR_ASSIGN(pod.uid, doc["metadata"]["uid"].String(/*required=*/true));
   Field spec = doc["spec"];
-  if (!spec.present()) return spec.Error("is required");
+  if (!spec.present()) return spec.Error("Required value");
   if (absl::Status s = spec.RequireMap(); !s.ok()) return s;
   std::string service_account;
   NDR_ASSIGN(service_account, spec["serviceAccountName"].String(/*required=*/false));
@@ -162,9 +166,6 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
   for (const Field& v : volumes) {
     PodVolume volume;
     NDR_ASSIGN(volume.name, v["name"].String(/*required=*/true));
-    for (const PodVolume& other : pod.volumes) {
-      if (other.name == volume.name) return v["name"].Error("duplicate volume name");
-    }
     if (v["csi"].present()) {
       Field csi = v["csi"];
       if (absl::Status s = csi.RequireMap(); !s.ok()) return s;
@@ -211,7 +212,7 @@ absl::StatusOr<PersistentVolume> ParseVolume(const Field& doc) {
   if (absl::Status s = CheckApiVersion(doc, "PersistentVolume", {"v1"}); !s.ok()) return s;
   if (absl::Status s = ParseMetadata(doc, false, &unused, &pv.name); !s.ok()) return s;
   Field spec = doc["spec"];
-  if (!spec.present()) return spec.Error("is required");
+  if (!spec.present()) return spec.Error("Required value");
   if (absl::Status s = spec.RequireMap(); !s.ok()) return s;
   NDR_ASSIGN(pv.access_modes, spec["accessModes"].StringList());
   NDR_ASSIGN(pv.mount_options, spec["mountOptions"].StringList());
@@ -249,14 +250,6 @@ absl::StatusOr<CsiDriverObject> ParseCsiDriver(const Field& doc) {
   NDR_ASSIGN(driver.attach_required, spec["attachRequired"].Bool());
   NDR_ASSIGN(driver.pod_info_on_mount, spec["podInfoOnMount"].Bool());
   NDR_ASSIGN(driver.volume_lifecycle_modes, spec["volumeLifecycleModes"].StringList());
-  for (size_t i = 0; i < driver.volume_lifecycle_modes.size(); ++i) {
-    const std::string& mode = driver.volume_lifecycle_modes[i];
-    if (mode != "Persistent" && mode != "Ephemeral") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.volumeLifecycleModes[", i, "]: \"", mode,
-                       "\" is not one of Persistent, Ephemeral"));
-    }
-  }
   if (driver.volume_lifecycle_modes.empty()) driver.volume_lifecycle_modes = {"Persistent"};
   return driver;
 }
@@ -278,6 +271,14 @@ absl::StatusOr<Secret> ParseSecret(const Field& doc) {
   NDR_ASSIGN(string_data, doc["stringData"].StringMap());
   for (const auto& [key, value] : string_data) secret.data[key] = value;
   return secret;
+}
+
+// `name` as it is if it holds only characters names are made of (and '/'), else Go-quoted.
+std::string PrintableName(const std::string& name) {
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '/';
+  });
+  return plain ? name : GoQuote(name);
 }
 
 // Calls `visit` for every object in `documents` (from `file`, for error messages).
@@ -305,13 +306,15 @@ absl::Status ForEachObject(const std::string& file, const std::vector<YAML::Node
   for (const auto& [object, where] : objects) {
     absl::StatusOr<std::string> kind = object["kind"].String(/*required=*/true);
     if (!kind.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", kind.status().message()));
-    // Name the object in errors once its name is known.
+    // Name the object in errors once its name is known; a name that is not plainly printable
+    // (it may be hostile: this is what is being validated) is quoted.
     std::string name = where;
     if (object["metadata"]["name"].IsScalar()) {
       std::string ns = object["metadata"]["namespace"].IsScalar()
                            ? object["metadata"]["namespace"].node().Scalar() + "/"
                            : "";
-      name = absl::StrCat(file, ": ", *kind, " ", ns, object["metadata"]["name"].node().Scalar());
+      name = absl::StrCat(file, ": ", *kind, " ",
+                          PrintableName(ns + object["metadata"]["name"].node().Scalar()));
     }
     if (absl::Status s = visit(object, *kind); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
@@ -320,34 +323,41 @@ absl::Status ForEachObject(const std::string& file, const std::vector<YAML::Node
   return absl::OkStatus();
 }
 
+// Each object is validated as the API server would before it joins the set (object_validation.h):
+// nothing built from an invalid object is ever used.
 absl::Status AddObject(const std::string& file, const Field& object, const std::string& kind,
                        ObjectSet* objects) {
   if (kind == "Pod") {
     Pod pod;
     NDR_ASSIGN(pod, ParsePod(object));
+    if (absl::Status s = ValidatePod(pod); !s.ok()) return s;
     pod.file = file;
     objects->pods.push_back(pod);
   } else if (kind == "PersistentVolumeClaim") {
     PersistentVolumeClaim claim;
     NDR_ASSIGN(claim, ParseClaim(object));
+    if (absl::Status s = ValidatePersistentVolumeClaim(claim); !s.ok()) return s;
     if (!objects->claims.emplace(std::make_pair(claim.ns, claim.name), claim).second) {
       return absl::InvalidArgumentError("is given twice");
     }
   } else if (kind == "PersistentVolume") {
     PersistentVolume pv;
     NDR_ASSIGN(pv, ParseVolume(object));
+    if (absl::Status s = ValidatePersistentVolume(pv); !s.ok()) return s;
     if (!objects->volumes.emplace(pv.name, pv).second) {
       return absl::InvalidArgumentError("is given twice");
     }
   } else if (kind == "CSIDriver") {
     CsiDriverObject driver;
     NDR_ASSIGN(driver, ParseCsiDriver(object));
+    if (absl::Status s = ValidateCsiDriverObject(driver); !s.ok()) return s;
     if (!objects->csi_drivers.emplace(driver.name, driver).second) {
       return absl::InvalidArgumentError("is given twice");
     }
   } else if (kind == "Secret") {
     Secret secret;
     NDR_ASSIGN(secret, ParseSecret(object));
+    if (absl::Status s = ValidateSecret(secret); !s.ok()) return s;
     if (!objects->secrets.emplace(std::make_pair(secret.ns, secret.name), secret).second) {
       return absl::InvalidArgumentError("is given twice");
     }
@@ -488,6 +498,10 @@ absl::StatusOr<YAML::Node> ParseJson(const std::string& text, const std::string&
   return JsonToYaml(value);
 }
 
+// Far more than any set of Kubernetes objects (the API server takes requests of up to 3 MiB); a
+// bigger file is not what the user meant to hand over.
+constexpr size_t kMaxObjectFileBytes = 16 * 1024 * 1024;
+
 bool IsObjectFile(const std::string& name) {
   return absl::EndsWith(name, ".yaml") || absl::EndsWith(name, ".yml") ||
          absl::EndsWith(name, ".json");
@@ -515,11 +529,9 @@ absl::Status ReadObjects(const std::string& path, ObjectSet* objects) {
     files.push_back(path);
   }
   for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(file, ": cannot be read"));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (absl::Status s = ParseObjects(text.str(), file, objects); !s.ok()) return s;
+    std::string text;
+    if (absl::Status s = ReadFileUpTo(file, kMaxObjectFileBytes, &text); !s.ok()) return s;
+    if (absl::Status s = ParseObjects(text, file, objects); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

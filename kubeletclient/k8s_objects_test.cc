@@ -118,21 +118,21 @@ TEST(ReadObjectsTest, MalformedInputNamesFileObjectAndField) {
   } cases[] = {
       {"not yaml", "kind: Pod\n  bad: [unclosed\n", "bad.yaml: line "},
       {"not an object", "- a\n- b\n", "bad.yaml: document 1: is not an object"},
-      {"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "bad.yaml: document 1: kind: is required"},
+      {"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "bad.yaml: document 1: kind: Required value"},
       {"unknown kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
        "bad.yaml: ConfigMap x: kind \"ConfigMap\" is not supported"},
       {"wrong apiVersion", "apiVersion: v2\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {}\n",
        "bad.yaml: Pod p: apiVersion: \"v2\" is not supported for Pod (use v1)"},
-      {"no metadata", "apiVersion: v1\nkind: Pod\nspec: {}\n", "metadata: is required"},
+      {"no metadata", "apiVersion: v1\nkind: Pod\nspec: {}\n", "metadata: Required value"},
       {"no uid", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n",
-       "bad.yaml: Pod p: metadata.uid: is required"},
+       "bad.yaml: Pod p: metadata.uid: Required value"},
       {"volumes not a list",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {volumes: 3}\n",
        "spec.volumes: must be a list"},
       {"no driver",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
        "spec: {volumes: [{name: a}, {name: b, csi: {readOnly: true}}]}\n",
-       "bad.yaml: Pod p: spec.volumes[1].csi.driver: is required"},
+       "bad.yaml: Pod p: spec.volumes[1].csi.driver: Required value"},
       {"bool as string",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
        "spec: {volumes: [{name: a, csi: {driver: d, readOnly: maybe}}]}\n",
@@ -144,16 +144,17 @@ TEST(ReadObjectsTest, MalformedInputNamesFileObjectAndField) {
       {"duplicate volume",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
        "spec: {volumes: [{name: a}, {name: a}]}\n",
-       "spec.volumes[1].name: duplicate volume name"},
+       "bad.yaml: Pod p: spec.volumes[1].name: Duplicate value: \"a\""},
       {"bad base64", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {k: '%%%'}\n",
        "bad.yaml: Secret s: data.k: is not valid base64"},
       {"bad mode",
        "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
        "spec: {volumeLifecycleModes: [Forever]}\n",
-       "spec.volumeLifecycleModes[0]: \"Forever\" is not one of Persistent, Ephemeral"},
+       "bad.yaml: CSIDriver d: spec.volumeLifecycleModes: Unsupported value: \"Forever\": "
+       "supported values: \"Persistent\", \"Ephemeral\""},
       {"pv without handle",
        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec: {csi: {driver: d}}\n",
-       "bad.yaml: PersistentVolume pv: spec.csi.volumeHandle: is required"},
+       "bad.yaml: PersistentVolume pv: spec.csi.volumeHandle: Required value"},
   };
   for (const Case& c : cases) {
     TempDir dir("obj");

@@ -1,13 +1,5 @@
 #include "kubeletclient/node_status.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <atomic>
-
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -60,34 +52,6 @@ std::string RenderNodeStatus(const std::string& node_name,
       {"drivers", registry},
   };
   return document.dump(2) + "\n";
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  static std::atomic<int> counter{0};
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::string temp = absl::StrCat(dir, "/.", base, ".", getpid(), ".", counter++, ".tmp");
-  int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("create ", temp, ": ", strerror(errno)));
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      close(fd);
-      unlink(temp.c_str());
-      return absl::InternalError(absl::StrCat("write ", temp, ": ", strerror(err)));
-    }
-    written += n;
-  }
-  if (close(fd) != 0 || rename(temp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(temp.c_str());
-    return absl::InternalError(absl::StrCat("write ", path, ": ", strerror(err)));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace ndr::kubelet

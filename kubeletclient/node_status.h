@@ -7,7 +7,7 @@
 //    ../shared/seeds/004_6b6c3f6bd668dcbd.txt (name, nodeID, topologyKeys);
 //  - "drivers": this client's own registry (endpoint, version, pod-info switch, socket), which
 //    `kubeletclient publish` and tests read.
-// Built with nlohmann-json; written atomically (a temporary file renamed into place).
+// Built with nlohmann-json; callers write it with WriteFileAtomically (files.h).
 #ifndef NDR_KUBELETCLIENT_NODE_STATUS_H_
 #define NDR_KUBELETCLIENT_NODE_STATUS_H_
 
@@ -22,10 +22,6 @@ inline constexpr char kNodeIdAnnotation[] = "csi.volume.kubernetes.io/nodeid";
 
 // The JSON document for `drivers` on node `node_name`, pretty-printed.
 std::string RenderNodeStatus(const std::string& node_name, const DriverRegistry::Snapshot& drivers);
-
-// Writes `contents` to `path` through a temporary file in the same directory and rename(2), so a
-// reader sees the old or the new file, never a partial one.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace ndr::kubelet
 

@@ -1,17 +1,12 @@
 #include "kubeletclient/node_status.h"
 
-#include <dirent.h>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test/util/matchers.h"
-#include "test/util/temp_dir.h"
 
 namespace ndr::kubelet {
 namespace {
 
-using ::ndr::testing::IsOk;
 using json = nlohmann::json;
 
 TEST(RenderNodeStatusTest, WhatKubeletWouldPublish) {
@@ -54,22 +49,6 @@ TEST(RenderNodeStatusTest, NoDriversNoAnnotation) {
   const json doc = json::parse(RenderNodeStatus("node1", {}));
   EXPECT_TRUE(doc["annotations"].empty());
   EXPECT_TRUE(doc["csiNode"]["spec"]["drivers"].empty());
-}
-
-TEST(WriteFileAtomicallyTest, ReplacesWholeAndLeavesNoTemporaryFile) {
-  ::ndr::testing::TempDir dir("ns");
-  const std::string path = dir.Join("status.json");
-  ASSERT_THAT(WriteFileAtomically(path, "first"), IsOk());
-  ASSERT_THAT(WriteFileAtomically(path, "second"), IsOk());
-  std::string contents;
-  ASSERT_TRUE(::ndr::testing::ReadFile(path, &contents));
-  EXPECT_EQ(contents, "second");
-  int entries = 0;
-  DIR* d = opendir(dir.path().c_str());
-  while (dirent* e = readdir(d)) entries += e->d_name[0] != '.';
-  closedir(d);
-  EXPECT_EQ(entries, 1);
-  EXPECT_FALSE(WriteFileAtomically(dir.Join("missing/status.json"), "x").ok());
 }
 
 }  // namespace

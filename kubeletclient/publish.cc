@@ -32,41 +32,45 @@ absl::StatusOr<json> RegisterAll(const PublishCommand& command, DriverRegistry* 
   return report;
 }
 
-// What both commands do first: read the pod (and, for `objects`, the --objects files), then
-// register every plugin. Returns the start of the output document.
-absl::StatusOr<json> Prepare(const PublishCommand& command, Pod* pod, ObjectSet* objects,
-                             DriverRegistry* registry) {
-  absl::StatusOr<Pod> read = ReadPod(command.pod_file);
-  if (!read.ok()) return read.status();
-  *pod = *std::move(read);
-  if (objects != nullptr) {
-    for (const std::string& path : command.object_paths) {
-      if (absl::Status s = ReadObjects(path, objects); !s.ok()) return s;
-    }
-  }
-  absl::StatusOr<json> registrations = RegisterAll(command, registry);
-  if (!registrations.ok()) return registrations.status();
-  return json{{"pod", absl::StrCat(pod->ns, "/", pod->name)},
-              {"uid", pod->uid},
-              {"registrations", *registrations}};
+// The start of the output document: the pod, and what the registration handshakes found.
+json Head(const Pod& pod, json registrations) {
+  return json{{"pod", absl::StrCat(pod.ns, "/", pod.name)},
+              {"uid", pod.uid},
+              {"registrations", std::move(registrations)}};
+}
+
+std::string Refusal(const Pod& pod, const absl::Status& status, const char* nothing_done) {
+  return absl::StrCat(pod.file, ": Pod ", pod.ns, "/", pod.name, ": ", status.message(), "; ",
+                      nothing_done);
 }
 
 }  // namespace
 
 CommandOutcome RunPublish(const PublishCommand& command) {
   CommandOutcome outcome;
-  Pod pod;
-  ObjectSet objects;
-  DriverRegistry registry;
-  absl::StatusOr<json> prepared = Prepare(command, &pod, &objects, &registry);
-  if (!prepared.ok()) {
-    outcome.error = std::string(prepared.status().message());
+  // Everything read from files is read, and validated, before any socket is touched.
+  absl::StatusOr<Pod> pod = ReadPod(command.pod_file);
+  if (!pod.ok()) {
+    outcome.error = std::string(pod.status().message());
     return outcome;
   }
-  json out = *std::move(prepared);
+  ObjectSet objects;
+  for (const std::string& path : command.object_paths) {
+    if (absl::Status s = ReadObjects(path, &objects); !s.ok()) {
+      outcome.error = std::string(s.message());
+      return outcome;
+    }
+  }
+  DriverRegistry registry;
+  absl::StatusOr<json> registrations = RegisterAll(command, &registry);
+  if (!registrations.ok()) {
+    outcome.error = std::string(registrations.status().message());
+    return outcome;
+  }
+  json out = Head(*pod, *std::move(registrations));
   // Every volume is checked before any is published: an invalid pod publishes nothing.
   absl::StatusOr<std::vector<VolumePlan>> plans =
-      PlanVolumes(pod, objects, registry.All(), command.node);
+      PlanVolumes(*pod, objects, registry.All(), command.node);
   if (plans.ok()) {
     for (const VolumePlan& plan : *plans) {
       if (absl::Status s = PreflightVolume(plan, command.node); !s.ok()) {
@@ -76,8 +80,7 @@ CommandOutcome RunPublish(const PublishCommand& command) {
     }
   }
   if (!plans.ok()) {
-    outcome.error = absl::StrCat(pod.file, ": Pod ", pod.ns, "/", pod.name, ": ",
-                                 plans.status().message(), "; nothing was published");
+    outcome.error = Refusal(*pod, plans.status(), "nothing was published");
     out["error"] = outcome.error;
     outcome.json = out.dump(2) + "\n";
     return outcome;
@@ -91,7 +94,7 @@ CommandOutcome RunPublish(const PublishCommand& command) {
                        {"driver", plan.driver},
                        {"endpoint", plan.endpoint},
                        {"mode", plan.mode},
-                       {"volDataFile", plan.volume_dir + "/vol_data.json"},
+                       {"volDataFile", plan.paths.vol_data},
                        {"nodePublishVolume", json::parse(RedactedRequestJson(plan.request))},
                        {"result", status.ok() ? "published" : std::string(status.message())}});
   }
@@ -102,20 +105,32 @@ CommandOutcome RunPublish(const PublishCommand& command) {
 
 CommandOutcome RunUnpublish(const PublishCommand& command) {
   CommandOutcome outcome;
-  Pod pod;
-  DriverRegistry registry;
-  absl::StatusOr<json> prepared = Prepare(command, &pod, /*objects=*/nullptr, &registry);
-  if (!prepared.ok()) {
-    outcome.error = std::string(prepared.status().message());
+  absl::StatusOr<Pod> pod = ReadPod(command.pod_file);
+  if (!pod.ok()) {
+    outcome.error = std::string(pod.status().message());
     return outcome;
   }
-  json out = *std::move(prepared);
+  // Every vol_data.json is read and checked before any socket is touched: a hostile one stops
+  // the command before anything is sent.
+  absl::StatusOr<std::vector<UnpublishPlan>> plans =
+      PlanUnpublish(command.node.root_dir, pod->uid);
+  if (!plans.ok()) {
+    outcome.error = Refusal(*pod, plans.status(), "nothing was unpublished");
+    return outcome;
+  }
+  DriverRegistry registry;
+  absl::StatusOr<json> registrations = RegisterAll(command, &registry);
+  if (!registrations.ok()) {
+    outcome.error = std::string(registrations.status().message());
+    return outcome;
+  }
+  json out = Head(*pod, *std::move(registrations));
   json volumes = json::array();
   outcome.ok = true;
-  for (const std::string& dir : PodCsiVolumeDirs(command.node.root_dir, pod.uid)) {
-    absl::Status status = UnpublishVolume(dir, registry.All(), command.node);
+  for (const UnpublishPlan& plan : *plans) {
+    absl::Status status = UnpublishVolume(plan, registry.All(), command.node);
     outcome.ok = outcome.ok && status.ok();
-    volumes.push_back({{"volumeDir", dir},
+    volumes.push_back({{"volumeDir", plan.paths.dir},
                        {"result", status.ok() ? "unpublished" : std::string(status.message())}});
   }
   out["volumes"] = volumes;

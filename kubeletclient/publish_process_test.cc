@@ -1,15 +1,20 @@
 // `kubeletclient publish` and `unpublish` as real processes, against our registrar and the
 // sample driver on real sockets: pods' volumes end up as real directories of files.
 #include <dirent.h>
+#include <ftw.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -32,6 +37,24 @@ using json = nlohmann::json;
 
 constexpr char kDriverName[] = "sample.csi.example.com";
 constexpr char kUid[] = "d5b7a2a8-1c2e-4f5b-9b1a-3f0c2e1d4a55";
+
+// Every path under `dir` (with its type), but log files, which the processes write as they go.
+std::set<std::string> Tree(const std::string& dir) {
+  static std::set<std::string>* found;
+  std::set<std::string> paths;
+  found = &paths;
+  nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat* st, int, struct FTW*) {
+        const std::string p = path;
+        if (p.size() < 4 || p.compare(p.size() - 4, 4, ".log") != 0) {
+          found->insert(p + (S_ISDIR(st->st_mode) ? "/" : S_ISLNK(st->st_mode) ? "@" : ""));
+        }
+        return 0;
+      },
+      16, FTW_PHYS);
+  return paths;
+}
 
 constexpr char kPod[] = R"(apiVersion: v1
 kind: Pod
@@ -88,14 +111,15 @@ class PublishTest : public ::testing::Test {
   // The sample driver and our registrar, registered in reg_dir_.
   void StartDriverAndRegistrar(std::vector<std::string> registrar_flags = {},
                                std::vector<std::string> driver_flags = {}) {
+    // --v=4: both log every call they get, which the tests of refusals read.
     std::vector<std::string> driver = {Runfile("test/csidriver/sample-csi-driver"),
-                                       "--endpoint=" + csi_socket_, "--nodeid=node-1"};
+                                       "--endpoint=" + csi_socket_, "--nodeid=node-1", "--v=4"};
     driver.insert(driver.end(), driver_flags.begin(), driver_flags.end());
     driver_ = std::make_unique<Subprocess>(driver, dir_.Join("driver.log"));
     std::vector<std::string> registrar = {Runfile("registrar/csi-node-driver-registrar"),
                                           "--csi-address=" + csi_socket_,
                                           "--kubelet-registration-path=" + csi_socket_,
-                                          "--plugin-registration-path=" + reg_dir_};
+                                          "--plugin-registration-path=" + reg_dir_, "--v=4"};
     registrar.insert(registrar.end(), registrar_flags.begin(), registrar_flags.end());
     registrar_ = std::make_unique<Subprocess>(registrar, dir_.Join("registrar.log"));
     ASSERT_TRUE(PollUntil([&] {
@@ -121,6 +145,23 @@ class PublishTest : public ::testing::Test {
     std::optional<int> code = run.Wait();
     *output = run.Log();
     return code.value_or(-1);
+  }
+
+  // How many calls the driver and the registrar have got so far: at --v=4 each logs every call,
+  // in the handler, before it answers.
+  int Calls() {
+    int calls = 0;
+    for (const std::string& log : {driver_->Log(), registrar_->Log()}) {
+      for (absl::string_view line : absl::StrSplit(log, '\n')) {
+        for (const char* call :
+             {"] GetPluginInfo", "] GetPluginCapabilities", "] Probe", "] NodeGetCapabilities",
+              "] NodeGetInfo", "] NodePublishVolume volume_id=", "] NodeUnpublishVolume volume_id=",
+              "] GetInfo from ", "] NotifyRegistrationStatus: ", "] GetCSIDriverInfo from "}) {
+          calls += absl::StrContains(line, call);
+        }
+      }
+    }
+    return calls;
   }
 
   std::string VolumeDir() {
@@ -241,11 +282,11 @@ TEST_F(PublishTest, MalformedObjectsAreRefusedWithNothingLeftBehind) {
   } cases[] = {
       {"pod.yaml", "kind: Pod\n  - : [", "pod.yaml: line "},
       {"pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n",
-       "metadata.uid: is required"},
+       "metadata.uid: Required value"},
       {"pod.yaml",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {volumes: [{name: v, "
        "csi: {}}]}\n",
-       "spec.volumes[0].csi.driver: is required"},
+       "spec.volumes[0].csi.driver: Required value"},
       {"objects/csidriver.yaml",
        "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: x}\nspec: "
        "{podInfoOnMount: perhaps}\n",
@@ -307,6 +348,165 @@ spec:
   ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
   struct stat st;
   EXPECT_NE(stat(dir.c_str(), &st), 0);
+}
+
+// Objects no API server would accept, each built to make a path leave --root-dir or to be used
+// as one: refused with the object, the field and the rule named, before any call to the
+// registrar or the driver, with nothing created anywhere in the test's tree or at the target the
+// object aimed at. A valid pod still publishes afterwards.
+TEST_F(PublishTest, HostileObjectsAreRefusedBeforeAnythingHappens) {
+  StartDriverAndRegistrar();
+  // Where the escapes aim: outside this test's directory, unique to this run.
+  const std::string target = "ndr-escape-" + dir_.path().substr(dir_.path().rfind('-') + 1);
+  const std::string up = "../../../../../../../../../../tmp/";
+  auto pod_with = [&](const std::string& from, const std::string& to) {
+    ASSERT_TRUE(WriteFile(pod_file_, absl::StrReplaceAll(kPod, {{from, to}})));
+  };
+  const std::string claim_pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: db-0, namespace: shop, uid: uid-db}
+spec:
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data-db-0}
+)";
+  auto pv_named = [&](const std::string& name, const std::string& handle) {
+    ASSERT_TRUE(WriteFile(pod_file_, claim_pod));
+    ASSERT_TRUE(WriteFile(objects_dir_ + "/pv.yaml", absl::StrCat(R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-0, namespace: shop}
+spec: {volumeName: ")", name, R"("}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: ")", name, R"("}
+spec:
+  accessModes: [ReadWriteOnce]
+  csi: {driver: sample.csi.example.com, volumeHandle: ")", handle, R"("}
+)")));
+  };
+  struct Case {
+    std::string name;
+    std::function<void()> setup;
+    std::vector<std::string> errors;
+  } cases[] = {
+      {"pod UID climbing out", [&] { pod_with(kUid, up + target); },
+       {"pod.yaml: Pod shop/web-0: metadata.uid: Invalid value: \"" + up + target +
+        "\": may not contain '/'"}},
+      {"volume name climbing out", [&] { pod_with("name: inline-vol", "name: " + up + target); },
+       {"pod.yaml: Pod shop/web-0: spec.volumes[0].name: Invalid value: \"" + up + target,
+        "a lowercase RFC 1123 label must consist of"}},
+      {"PV name climbing out", [&] { pv_named(up + target, "vol-1"); },
+       {"pv.yaml: PersistentVolume " + up + target + ": metadata.name: Invalid value: \"" + up +
+        target,
+        "a lowercase RFC 1123 subdomain must consist of"}},
+      {"volume handle too long", [&] { pv_named("pv-1", std::string(2000, 'h')); },
+       {"pv.yaml: PersistentVolume pv-1: spec.csi.volumeHandle: Too long: must have at most "
+        "1024 bytes"}},
+      {"driver name climbing out",
+       [&] { pod_with("driver: sample.csi.example.com", "driver: ../../" + target); },
+       {"spec.volumes[0].csi.driver: Invalid value: \"../../" + target}},
+      {"secret name climbing out", [&] { pod_with("name: creds}", "name: ../creds}"); },
+       {"spec.volumes[0].csi.nodePublishSecretRef.name: Invalid value: \"../creds\""}},
+      {"pod name and namespace", [&] { pod_with("namespace: shop", "namespace: Shop_1"); },
+       {"pod.yaml: Pod Shop_1/web-0: metadata.namespace: Invalid value: \"Shop_1\""}},
+      {"CSIDriver name climbing out",
+       [&] {
+         ASSERT_TRUE(WriteFile(objects_dir_ + "/csidriver.yaml",
+                               absl::StrReplaceAll(kCsiDriver, {{"{name: sample.csi.example.com}",
+                                                                 "{name: ../../" + target + "}"},
+                                                                {"POD_INFO", "true"},
+                                                                {"MODES", "Ephemeral"}})));
+       },
+       {"csidriver.yaml: CSIDriver ../../" + target + ": metadata.name: Invalid value"}},
+      {"secret key climbing out",
+       [&] {
+         ASSERT_TRUE(WriteFile(objects_dir_ + "/secret.yaml",
+                               "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: "
+                               "shop}\nstringData: {../password: hunter2}\n"));
+       },
+       {"secret.yaml: Secret shop/creds: [data[../password]: Invalid value: \"../password\"",
+        "must not start with '..'"}},
+  };
+  const int calls = Calls();
+  const std::set<std::string> tree = Tree(dir_.path());
+  for (const Case& c : cases) {
+    ASSERT_TRUE(WriteFile(pod_file_, kPod));
+    WriteObjects(/*pod_info=*/true, "Ephemeral", "shop");
+    unlink((objects_dir_ + "/pv.yaml").c_str());
+    c.setup();
+    std::string out;
+    EXPECT_EQ(Run("publish", {}, &out), 1) << c.name << "\n" << out;
+    for (const std::string& error : c.errors) EXPECT_THAT(out, HasSubstr(error)) << c.name;
+    EXPECT_EQ(Calls(), calls) << c.name << ": the registrar or the driver was called";
+    struct stat st;
+    EXPECT_NE(lstat(("/tmp/" + target).c_str(), &st), 0) << c.name << ": /tmp/" << target;
+    std::set<std::string> now = Tree(dir_.path());
+    now.erase(objects_dir_ + "/pv.yaml");
+    EXPECT_EQ(now, tree) << c.name;
+    EXPECT_THAT(DirEntries(root_), ::testing::IsEmpty()) << c.name;
+  }
+  ASSERT_TRUE(WriteFile(pod_file_, kPod));
+  WriteObjects(/*pod_info=*/true, "Ephemeral", "shop");
+  unlink((objects_dir_ + "/pv.yaml").c_str());
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "web-0");
+}
+
+// A symbolic link planted in the root, leading out of it, is not followed.
+TEST_F(PublishTest, ALinkOutOfTheRootIsNotFollowed) {
+  StartDriverAndRegistrar();
+  const std::string outside = dir_.Join("outside");
+  ASSERT_EQ(mkdir(outside.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/pods").c_str(), 0755), 0);
+  ASSERT_EQ(symlink(outside.c_str(), (root_ + "/pods/" + kUid).c_str()), 0);
+  std::string out;
+  EXPECT_EQ(Run("publish", {}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("goes through \"" + root_ + "/pods/" + kUid +
+                             "\", which resolves to \"" + outside +
+                             "\", outside the root directory"));
+  EXPECT_THAT(out, HasSubstr("nothing was published"));
+  EXPECT_THAT(DirEntries(outside), ::testing::IsEmpty());
+  EXPECT_THAT(driver_->Log(), ::testing::Not(HasSubstr("NodePublishVolume")));
+}
+
+// vol_data.json is read back from disk: as hostile as any object. A bad one stops unpublish
+// before any call, names the file, the field and the rule, and loses nothing.
+TEST_F(PublishTest, HostileVolDataIsRefusedBeforeAnyCall) {
+  StartDriverAndRegistrar();
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  const std::string vol_data = VolumeDir() + "/vol_data.json";
+  std::string original;
+  ASSERT_TRUE(ReadFile(vol_data, &original));
+  struct Case {
+    std::string contents;
+    std::string error;
+  } cases[] = {
+      {R"({"driverName": "../../x", "volumeHandle": "h"})",
+       vol_data + ": driverName: Invalid value: \"../../x\": a lowercase RFC 1123 subdomain"},
+      {absl::StrCat(R"({"driverName": "sample.csi.example.com", "volumeHandle": ")",
+                    std::string(1025, 'h'), R"("})"),
+       vol_data + ": volumeHandle: Too long: must have at most 1024 bytes"},
+      {R"({"driverName": "sample.csi.example.com", "volumeHandle": ""})",
+       vol_data + ": volumeHandle: Required value"},
+      {"not json", vol_data + ": malformed"},
+      {std::string(100 * 1024, ' '), vol_data + ": larger than 65536 bytes"},
+  };
+  const int calls = Calls();
+  for (const Case& c : cases) {
+    ASSERT_TRUE(WriteFile(vol_data, c.contents));
+    EXPECT_EQ(Run("unpublish", {}, &out), 1) << c.error << "\n" << out;
+    EXPECT_THAT(out, HasSubstr(c.error));
+    EXPECT_THAT(out, HasSubstr("nothing was unpublished"));
+    EXPECT_EQ(Calls(), calls) << c.error << ": the registrar or the driver was called";
+    EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "web-0") << c.error;  // lost nothing
+  }
+  ASSERT_TRUE(WriteFile(vol_data, original));
+  ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
+  struct stat st;
+  EXPECT_NE(stat(VolumeDir().c_str(), &st), 0);
 }
 
 TEST_F(PublishTest, UnregisteredDriverIsAClearError) {

@@ -8,16 +8,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/endpoint.h"
 #include "google/protobuf/util/json_util.h"
+#include "kubeletclient/files.h"
 #include "kubeletclient/grpc_status.h"
-#include "kubeletclient/node_status.h"
+#include "kubeletclient/object_validation.h"
 #include "nlohmann/json.hpp"
 
 namespace ndr::kubelet {
@@ -33,16 +32,8 @@ std::string Sha256Hex(const std::string& data) {
       absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
-std::string GoQuote(const std::string& s) { return absl::StrCat("\"", s, "\""); }
-
-bool ReadWholeFile(const std::string& path, std::string* contents) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  *contents = buffer.str();
-  return true;
-}
+// vol_data.json is a few hundred bytes; anything much bigger was not written by us.
+constexpr size_t kMaxVolDataBytes = 64 * 1024;
 
 // mkdir -p with `mode` for the directories it creates.
 absl::Status MakeDirs(const std::string& path, mode_t mode) {
@@ -200,11 +191,14 @@ absl::StatusOr<std::vector<VolumePlan>> PlanVolumes(const Pod& pod, const Object
     }
     plan.endpoint = registered->second.endpoint;
 
+    absl::StatusOr<PodVolumePaths> paths = PodVolumePathsFor(options.root_dir, pod.uid, spec_name);
+    if (!paths.ok()) {
+      return absl::Status(paths.status().code(), where + std::string(paths.status().message()));
+    }
+    plan.paths = *std::move(paths);
     csi::v1::NodePublishVolumeRequest& request = plan.request;
     request.set_volume_id(handle);
-    plan.volume_dir = absl::StrCat(options.root_dir, "/pods/", pod.uid,
-                                   "/volumes/kubernetes.io~csi/", spec_name);
-    request.set_target_path(plan.volume_dir + "/mount");
+    request.set_target_path(plan.paths.mount);
     auto* mount = request.mutable_volume_capability()->mutable_mount();
     mount->set_fs_type(fs_type);
     for (const std::string& flag : mount_flags) mount->add_mount_flags(flag);
@@ -283,10 +277,9 @@ absl::Status PreflightVolume(const VolumePlan& plan, const NodeOptions& options)
 absl::Status PublishVolume(const VolumePlan& plan, const NodeOptions& options) {
   // kubelet creates the volume directory (the parent of the mount point) and records the volume
   // there; the mount directory itself is the driver's.
-  if (absl::Status s = MakeDirs(plan.volume_dir, 0750); !s.ok()) return s;
+  if (absl::Status s = MakeDirs(plan.paths.dir, 0750); !s.ok()) return s;
   json vol_data(plan.vol_data);
-  if (absl::Status s = WriteFileAtomically(plan.volume_dir + "/vol_data.json", vol_data.dump());
-      !s.ok()) {
+  if (absl::Status s = WriteFileAtomically(plan.paths.vol_data, vol_data.dump()); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("failed to save volume info data: ", s.message()));
   }
   grpc::ClientContext context;
@@ -296,28 +289,59 @@ absl::Status PublishVolume(const VolumePlan& plan, const NodeOptions& options) {
   return FromGrpc(status, "rpc NodePublishVolume");
 }
 
-absl::Status UnpublishVolume(const std::string& volume_dir, const DriverRegistry::Snapshot& drivers,
+absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root_dir,
+                                                         const std::string& pod_uid) {
+  absl::StatusOr<std::string> dir = PodCsiVolumesDir(root_dir, pod_uid);
+  if (!dir.ok()) return dir.status();
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir->c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<UnpublishPlan> plans;
+  for (const std::string& name : names) {
+    UnpublishPlan plan;
+    absl::StatusOr<PodVolumePaths> paths = PodVolumePathsFor(root_dir, pod_uid, name);
+    if (!paths.ok()) return paths.status();
+    plan.paths = *std::move(paths);
+    std::string text;
+    if (absl::Status s = ReadFileUpTo(plan.paths.vol_data, kMaxVolDataBytes, &text); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("unmounter failed to load volume data file [",
+                                                 plan.paths.dir, "]: ", s.message()));
+    }
+    json data = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!data.is_object() || !data["volumeHandle"].is_string() ||
+        !data["driverName"].is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          plan.paths.vol_data,
+          ": malformed: want a JSON object with string volumeHandle and driverName"));
+    }
+    plan.driver = data["driverName"];
+    plan.handle = data["volumeHandle"];
+    FieldErrors errors;
+    ValidateCsiDriverName(plan.driver, "driverName", &errors);
+    ValidateVolumeHandle(plan.handle, "volumeHandle", &errors);
+    if (absl::Status s = errors.ToStatus(); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(plan.paths.vol_data, ": ", s.message()));
+    }
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+absl::Status UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                              const NodeOptions& options) {
-  std::string text;
-  if (!ReadWholeFile(volume_dir + "/vol_data.json", &text)) {
-    struct stat st;
-    if (stat(volume_dir.c_str(), &st) != 0) return absl::OkStatus();  // Already gone.
-    return absl::NotFoundError(absl::StrCat("unmounter failed to load volume data file [",
-                                            volume_dir, "]: no vol_data.json"));
-  }
-  json data = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!data.is_object() || !data["volumeHandle"].is_string() || !data["driverName"].is_string()) {
-    return absl::InvalidArgumentError(absl::StrCat(volume_dir, "/vol_data.json: malformed"));
-  }
-  const std::string driver = data["driverName"], handle = data["volumeHandle"];
-  auto registered = drivers.find(driver);
+  auto registered = drivers.find(plan.driver);
   if (registered == drivers.end()) {
-    return absl::NotFoundError(absl::StrCat("driver name ", driver,
+    return absl::NotFoundError(absl::StrCat("driver name ", plan.driver,
                                             " not found in the list of registered CSI drivers"));
   }
   csi::v1::NodeUnpublishVolumeRequest request;
-  request.set_volume_id(handle);
-  request.set_target_path(volume_dir + "/mount");
+  request.set_volume_id(plan.handle);
+  request.set_target_path(plan.paths.mount);
   grpc::ClientContext context;
   context.set_deadline(DeadlineIn(options.timeout));
   csi::v1::NodeUnpublishVolumeResponse response;
@@ -325,25 +349,12 @@ absl::Status UnpublishVolume(const std::string& volume_dir, const DriverRegistry
       NodeStub(registered->second.endpoint)->NodeUnpublishVolume(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, "rpc NodeUnpublishVolume");
   // As kubelet's removeMountDir: the (now empty) mount dir, the volume data, the volume dir.
-  rmdir((volume_dir + "/mount").c_str());
-  unlink((volume_dir + "/vol_data.json").c_str());
-  if (rmdir(volume_dir.c_str()) != 0 && errno != ENOENT) {
-    return absl::InternalError(absl::StrCat("remove ", volume_dir, ": ", strerror(errno)));
+  rmdir(plan.paths.mount.c_str());
+  unlink(plan.paths.vol_data.c_str());
+  if (rmdir(plan.paths.dir.c_str()) != 0 && errno != ENOENT) {
+    return absl::InternalError(absl::StrCat("remove ", plan.paths.dir, ": ", strerror(errno)));
   }
   return absl::OkStatus();
-}
-
-std::vector<std::string> PodCsiVolumeDirs(const std::string& root_dir, const std::string& pod_uid) {
-  const std::string dir = absl::StrCat(root_dir, "/pods/", pod_uid, "/volumes/kubernetes.io~csi");
-  std::vector<std::string> dirs;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') dirs.push_back(absl::StrCat(dir, "/", e->d_name));
-    }
-    closedir(d);
-  }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
 }
 
 }  // namespace ndr::kubelet

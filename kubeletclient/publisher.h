@@ -5,7 +5,9 @@
 // everything first (lifecycle modes with kubelet's texts, the node's inline-driver policy, the
 // driver's registration, secrets), so that an invalid pod publishes nothing at all.
 // PublishVolume writes vol_data.json beside the mount directory and calls the driver;
-// UnpublishVolume reads the handle back from vol_data.json. Both may be repeated.
+// PlanUnpublish reads the handles back from vol_data.json, checked as hostile input, and
+// UnpublishVolume calls the driver. Every path comes from volume_paths.h, which never returns one
+// outside --root-dir. Publishing and unpublishing may be repeated.
 #ifndef NDR_KUBELETCLIENT_PUBLISHER_H_
 #define NDR_KUBELETCLIENT_PUBLISHER_H_
 
@@ -19,6 +21,7 @@
 #include "api/csi/csi.grpc.pb.h"
 #include "kubeletclient/driver_registry.h"
 #include "kubeletclient/k8s_objects.h"
+#include "kubeletclient/volume_paths.h"
 
 namespace ndr::kubelet {
 
@@ -43,7 +46,7 @@ struct VolumePlan {
   std::string driver;
   std::string endpoint;
   std::string mode;        // "Persistent" or "Ephemeral"
-  std::string volume_dir;  // <root>/pods/<uid>/volumes/kubernetes.io~csi/<spec name>
+  PodVolumePaths paths;    // under <root>/pods/<uid>/volumes/kubernetes.io~csi/<spec name>
   std::map<std::string, std::string> vol_data;  // what vol_data.json holds
   csi::v1::NodePublishVolumeRequest request;
 };
@@ -67,13 +70,24 @@ absl::Status PreflightVolume(const VolumePlan& plan, const NodeOptions& options)
 
 absl::Status PublishVolume(const VolumePlan& plan, const NodeOptions& options);
 
-// Unpublishes what vol_data.json in `volume_dir` describes and removes the directory; a
-// directory that is already gone is fine.
-absl::Status UnpublishVolume(const std::string& volume_dir, const DriverRegistry::Snapshot& drivers,
-                             const NodeOptions& options);
+// One volume of a pod to unpublish, as its vol_data.json records it.
+struct UnpublishPlan {
+  PodVolumePaths paths;
+  std::string driver;  // driverName
+  std::string handle;  // volumeHandle
+};
 
-// The volume directories of a pod's CSI volumes under `root_dir`.
-std::vector<std::string> PodCsiVolumeDirs(const std::string& root_dir, const std::string& pod_uid);
+// Reads and checks the vol_data.json of every CSI volume directory the pod has under
+// `root_dir`. vol_data.json is read from disk, so it is as hostile as any object file: its driver
+// name and handle must pass the rules an object's must (object_validation.h), and an error names
+// the file, the field and the rule. A directory without vol_data.json is an error, as in kubelet.
+absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root_dir,
+                                                         const std::string& pod_uid);
+
+// Sends NodeUnpublishVolume for `plan` and removes what kubelet removes (the mount directory,
+// vol_data.json, the volume directory).
+absl::Status UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
+                             const NodeOptions& options);
 
 }  // namespace ndr::kubelet
 

@@ -141,6 +141,18 @@ TEST_F(PlanTest, SecretsOnlyFromThePodsNamespace) {
   EXPECT_THAT(shown, HasSubstr("\"password\":\"(redacted)\""));
 }
 
+// Defence in depth: objects are validated when they are read, but a pod that slipped past that
+// (built in code here) still gets no path outside the root.
+TEST_F(PlanTest, NoPathOutsideTheRootEvenForAnUnvalidatedPod) {
+  pod_.uid = "../../../../tmp/escape-uid";
+  EXPECT_THAT(Plan(), StatusIs(absl::StatusCode::kInvalidArgument,
+                               "volume \"info\": the path from --root-dir \"/var/lib/kubelet\""));
+  pod_.uid = "uid-1";
+  pod_.volumes[0].name = "../../../../../escape-vol";
+  EXPECT_THAT(Plan(), StatusIs(absl::StatusCode::kInvalidArgument,
+                               "which is not inside the root directory: refused"));
+}
+
 TEST_F(PlanTest, PersistentVolumeThroughItsClaim) {
   pod_.volumes.clear();
   PodVolume claim_volume;

@@ -1,6 +1,7 @@
 #include "kubeletclient/status_writer.h"
 
 #include "glog/logging.h"
+#include "kubeletclient/files.h"
 #include "kubeletclient/node_status.h"
 
 namespace ndr::kubelet {

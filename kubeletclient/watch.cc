@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "kubeletclient/driver_registry.h"
+#include "kubeletclient/files.h"
 #include "kubeletclient/node_status.h"
 #include "kubeletclient/plugin_watcher.h"
 #include "kubeletclient/registration_manager.h"

@@ -1,6 +1,8 @@
 // Fuzzes the Kubernetes object reader (YAML or JSON from files the user hands over) and the
 // building of NodePublishVolume requests from what it read, including the volume context. The
-// invariant checked: a driver that gets pod information always gets the pod's own identity.
+// invariants checked: a driver that gets pod information always gets the pod's own identity, and
+// every path planned is strictly inside the root directory, with no "." or ".." part (checked
+// here by splitting the path, independently of volume_paths.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +11,27 @@
 #include "kubeletclient/k8s_objects.h"
 #include "kubeletclient/publisher.h"
 
+namespace {
+
+constexpr char kRoot[] = "/tmp/ndr-fuzz-root";
+
+void CheckUnderRoot(const std::string& path) {
+  const std::string prefix = std::string(kRoot) + "/";
+  if (path.compare(0, prefix.size(), prefix) != 0 || path.size() == prefix.size()) abort();
+  size_t start = prefix.size();
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos) {
+      abort();  // a path that could leave the root, or mean something else than it says
+    }
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   ndr::kubelet::ObjectSet objects;
@@ -16,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Every driver the objects mention is registered and asks for pod information.
   ndr::kubelet::DriverRegistry::Snapshot drivers;
   ndr::kubelet::NodeOptions options;
-  options.root_dir = "/tmp/ndr-fuzz-root";
+  options.root_dir = kRoot;
   options.node_name = "node";
   auto add = [&](const std::string& name) {
     ndr::kubelet::DriverInfo& info = drivers[name];
@@ -44,6 +67,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (name == context.end() || name->second != pod.name || uid == context.end() ||
           uid->second != pod.uid) {
         abort();  // pod info is required by every driver here, and must be the pod's own
+      }
+      for (const std::string& path : {plan.paths.dir, plan.paths.mount, plan.paths.vol_data,
+                                      plan.request.target_path()}) {
+        CheckUnderRoot(path);
       }
       (void)ndr::kubelet::RedactedRequestJson(plan.request);
     }
