@@ -454,6 +454,26 @@ spec:
   EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "web-0");
 }
 
+// Names the API server accepts are accepted: a generated pod name with a dot, the longest
+// namespace, a static pod's UID.
+TEST_F(PublishTest, RealisticNamesArePublished) {
+  const std::string ns(63, 'n');
+  ASSERT_TRUE(WriteFile(
+      pod_file_, absl::StrReplaceAll(kPod, {{"name: web-0", "name: web.v2-7d9c5b8f4-x2x9k"},
+                                            {"namespace: shop", "namespace: " + ns},
+                                            {kUid, "8d3f0b1e2c7a4b19a1f0c3d2e5b6a7f8"}})));
+  WriteObjects(/*pod_info=*/true, "Ephemeral", ns);
+  StartDriverAndRegistrar();
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  std::string name;
+  ASSERT_TRUE(ReadFile(root_ + "/pods/8d3f0b1e2c7a4b19a1f0c3d2e5b6a7f8/volumes/kubernetes.io~csi/"
+                               "inline-vol/mount/csi.storage.k8s.io_pod.namespace",
+                       &name));
+  EXPECT_EQ(name, ns);
+  ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
+}
+
 // A symbolic link planted in the root, leading out of it, is not followed.
 TEST_F(PublishTest, ALinkOutOfTheRootIsNotFollowed) {
   StartDriverAndRegistrar();
