@@ -1,8 +1,8 @@
 #include "kubeletclient/probe.h"
 
 #include "google/protobuf/util/json_util.h"
-#include "kubeletclient/driver_registry.h"
-#include "kubeletclient/grpc_status.h"
+#include "kubeletclient/csi/driver_registry.h"
+#include "kubeletclient/util/grpc_status.h"
 #include "nlohmann/json.hpp"
 
 namespace ndr::kubelet {

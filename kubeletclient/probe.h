@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "kubeletclient/csi_handler.h"
-#include "kubeletclient/handshake.h"
+#include "kubeletclient/csi/csi_handler.h"
+#include "kubeletclient/pluginmanager/handshake.h"
 
 namespace ndr::kubelet {
 

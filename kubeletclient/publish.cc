@@ -1,9 +1,9 @@
 #include "kubeletclient/publish.h"
 
 #include "absl/strings/str_cat.h"
-#include "kubeletclient/driver_registry.h"
-#include "kubeletclient/k8s_objects.h"
-#include "kubeletclient/plugin_watcher.h"
+#include "kubeletclient/csi/driver_registry.h"
+#include "kubeletclient/objects/k8s_objects.h"
+#include "kubeletclient/pluginmanager/plugin_watcher.h"
 #include "nlohmann/json.hpp"
 
 namespace ndr::kubelet {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kubeletclient/csi_handler.h"
-#include "kubeletclient/handshake.h"
-#include "kubeletclient/publisher.h"
+#include "kubeletclient/csi/csi_handler.h"
+#include "kubeletclient/pluginmanager/handshake.h"
+#include "kubeletclient/csi/publisher.h"
 
 namespace ndr::kubelet {
 

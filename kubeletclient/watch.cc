@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
-#include "kubeletclient/driver_registry.h"
-#include "kubeletclient/files.h"
-#include "kubeletclient/node_status.h"
-#include "kubeletclient/plugin_watcher.h"
-#include "kubeletclient/registration_manager.h"
-#include "kubeletclient/status_writer.h"
+#include "kubeletclient/csi/driver_registry.h"
+#include "kubeletclient/util/files.h"
+#include "kubeletclient/csi/nodeinfomanager/node_status.h"
+#include "kubeletclient/pluginmanager/plugin_watcher.h"
+#include "kubeletclient/pluginmanager/registration_manager.h"
+#include "kubeletclient/csi/nodeinfomanager/status_writer.h"
 
 namespace ndr::kubelet {
 namespace {

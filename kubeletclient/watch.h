@@ -7,8 +7,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "kubeletclient/csi_handler.h"
-#include "kubeletclient/handshake.h"
+#include "kubeletclient/csi/csi_handler.h"
+#include "kubeletclient/pluginmanager/handshake.h"
 
 namespace ndr::kubelet {
 

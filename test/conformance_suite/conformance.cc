@@ -24,7 +24,7 @@
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
-#include "kubeletclient/versions.h"
+#include "kubeletclient/csi/versions.h"
 
 namespace ndr::conformance {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "api/csi_name.h"
 #include "api/endpoint.h"
-#include "kubeletclient/versions.h"
+#include "kubeletclient/csi/versions.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "kubeletclient/k8s_objects.h"
-#include "kubeletclient/publisher.h"
+#include "kubeletclient/objects/k8s_objects.h"
+#include "kubeletclient/csi/publisher.h"
 
 namespace {
 

@@ -1,0 +1,126 @@
+#include "kubeletclient/csi/volume_paths.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "kubeletclient/objects/object_validation.h"
+
+namespace ndr::kubelet {
+namespace {
+
+// Whether `path` is below `root`, both clean.
+bool StrictlyInside(const std::string& path, const std::string& root) {
+  if (root == "/") return path.size() > 1 && path[0] == '/';
+  return absl::StartsWith(path, root) && path.size() > root.size() && path[root.size()] == '/';
+}
+
+std::string Parent(const std::string& clean) {
+  const size_t slash = clean.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : clean.substr(0, slash);
+}
+
+std::string Describe(const std::string& root, const std::vector<std::string>& parts) {
+  std::vector<std::string> quoted;
+  for (const std::string& part : parts) quoted.push_back(GoQuote(part));
+  return absl::StrCat("the path from --root-dir ", GoQuote(root), " and [",
+                      absl::StrJoin(quoted, ", "), "]");
+}
+
+}  // namespace
+
+std::string CleanPath(const std::string& path) {
+  const bool absolute = absl::StartsWith(path, "/");
+  std::vector<std::string> kept;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!kept.empty() && kept.back() != "..") {
+        kept.pop_back();
+      } else if (!absolute) {
+        kept.push_back("..");
+      }
+      continue;
+    }
+    kept.emplace_back(part);
+  }
+  const std::string joined = absl::StrJoin(kept, "/");
+  if (absolute) return "/" + joined;
+  return joined.empty() ? "." : joined;
+}
+
+absl::StatusOr<std::string> PathUnderRoot(const std::string& root,
+                                          const std::vector<std::string>& parts) {
+  if (root.empty()) return absl::InvalidArgumentError("--root-dir is empty");
+  std::string joined = root;
+  for (const std::string& part : parts) {
+    // The operating system would read such a path only up to the NUL.
+    if (part.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(root, parts), " holds a NUL byte: refused"));
+    }
+    absl::StrAppend(&joined, "/", part);
+  }
+  const std::string clean_root = CleanPath(root);
+  const std::string clean = CleanPath(joined);
+  if (!StrictlyInside(clean, clean_root)) {
+    return absl::InvalidArgumentError(absl::StrCat(Describe(root, parts), " is ", GoQuote(clean),
+                                                   ", which is not inside the root directory: "
+                                                   "refused"));
+  }
+  // The deepest existing part of the path, if it is below the root, must resolve below the
+  // root too: no symbolic link in the tree may lead out of it.
+  std::string existing = clean;
+  struct stat st;
+  while (StrictlyInside(existing, clean_root) && lstat(existing.c_str(), &st) != 0) {
+    existing = Parent(existing);
+  }
+  if (StrictlyInside(existing, clean_root)) {
+    char real_root[PATH_MAX], real[PATH_MAX];
+    if (realpath(clean_root.c_str(), real_root) == nullptr ||
+        realpath(existing.c_str(), real) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(Describe(root, parts), ": cannot resolve ",
+                                                     GoQuote(existing), ": ", strerror(errno)));
+    }
+    if (!StrictlyInside(real, real_root)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Describe(root, parts), " goes through ", GoQuote(existing), ", which resolves to ",
+          GoQuote(real), ", outside the root directory ", GoQuote(real_root), ": refused"));
+    }
+  }
+  return clean;
+}
+
+absl::StatusOr<std::string> PodCsiVolumesDir(const std::string& root, const std::string& pod_uid) {
+  // kubelet: getPodDir is <root>/pods/<uid>; the CSI plugin's volumes are under
+  // volumes/kubernetes.io~csi (the escaped plugin name).
+  return PathUnderRoot(root, {"pods", pod_uid, "volumes", "kubernetes.io~csi"});
+}
+
+absl::StatusOr<PodVolumePaths> PodVolumePathsFor(const std::string& root, const std::string& pod_uid,
+                                                 const std::string& spec_name) {
+  // csi_mounter.go: the target path is <pod volume dir>/<spec name>/mount, vol_data.json beside.
+  const std::vector<std::string> dir = {"pods", pod_uid, "volumes", "kubernetes.io~csi", spec_name};
+  auto in_dir = [&](const char* leaf) {
+    std::vector<std::string> parts = dir;
+    if (*leaf != '\0') parts.push_back(leaf);
+    return PathUnderRoot(root, parts);
+  };
+  PodVolumePaths paths;
+  for (auto [field, leaf] : {std::pair{&paths.dir, ""}, std::pair{&paths.mount, "mount"},
+                             std::pair{&paths.vol_data, "vol_data.json"}}) {
+    absl::StatusOr<std::string> path = in_dir(leaf);
+    if (!path.ok()) return path.status();
+    *field = *std::move(path);
+  }
+  return paths;
+}
+
+}  // namespace ndr::kubelet

@@ -1,0 +1,241 @@
+#include "kubeletclient/objects/k8s_objects.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/util/matchers.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr::kubelet {
+namespace {
+
+using ::ndr::testing::IsOk;
+using ::ndr::testing::TempDir;
+using ::ndr::testing::WriteFile;
+using ::testing::HasSubstr;
+
+constexpr char kObjects[] = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop, uid: u-1}
+spec:
+  serviceAccountName: web-sa
+  volumes:
+  - name: info
+    csi:
+      driver: sample.csi.example.com
+      readOnly: true
+      volumeAttributes: {color: blue}
+      nodePublishSecretRef: {name: creds}
+  - name: data
+    persistentVolumeClaim: {claimName: data-claim, readOnly: true}
+  - name: scratch
+    emptyDir: {}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data-claim, namespace: shop}
+  spec: {volumeName: pv-1}
+- apiVersion: v1
+  kind: PersistentVolume
+  metadata: {name: pv-1}
+  spec:
+    accessModes: [ReadOnlyMany]
+    mountOptions: [noatime]
+    csi:
+      driver: sample.csi.example.com
+      volumeHandle: vol-17
+      fsType: ext4
+      nodePublishSecretRef: {name: creds, namespace: shop}
+---
+{"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+ "metadata": {"name": "sample.csi.example.com"},
+ "spec": {"podInfoOnMount": true, "attachRequired": false,
+          "volumeLifecycleModes": ["Ephemeral", "Persistent"]}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds, namespace: shop}
+data: {password: aHVudGVyMg==}
+stringData: {user: alice}
+)";
+
+TEST(ReadObjectsTest, ReadsEveryKindFromYamlJsonAndLists) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("all.yaml"), kObjects));
+  ObjectSet objects;
+  ASSERT_THAT(ReadObjects(dir.path(), &objects), IsOk());
+  ASSERT_EQ(objects.pods.size(), 1u);
+  const Pod& pod = objects.pods[0];
+  EXPECT_EQ(pod.ns, "shop");
+  EXPECT_EQ(pod.uid, "u-1");
+  EXPECT_EQ(pod.service_account, "web-sa");
+  ASSERT_EQ(pod.volumes.size(), 3u);
+  ASSERT_TRUE(pod.volumes[0].csi.has_value());
+  EXPECT_TRUE(pod.volumes[0].csi->read_only);
+  EXPECT_EQ(pod.volumes[0].csi->volume_attributes.at("color"), "blue");
+  EXPECT_EQ(pod.volumes[0].csi->node_publish_secret_name, "creds");
+  EXPECT_EQ(pod.volumes[1].claim_name, "data-claim");
+  EXPECT_TRUE(pod.volumes[1].claim_read_only);
+  EXPECT_FALSE(pod.volumes[2].csi.has_value());
+  EXPECT_EQ(objects.claims.at({"shop", "data-claim"}).volume_name, "pv-1");
+  const PersistentVolume& pv = objects.volumes.at("pv-1");
+  EXPECT_EQ(pv.csi->volume_handle, "vol-17");
+  EXPECT_EQ(pv.mount_options, std::vector<std::string>{"noatime"});
+  EXPECT_EQ(pv.csi->node_publish_secret, std::make_pair(std::string("shop"), std::string("creds")));
+  const CsiDriverObject& driver = objects.csi_drivers.at("sample.csi.example.com");
+  EXPECT_EQ(driver.pod_info_on_mount, true);
+  EXPECT_EQ(driver.attach_required, false);
+  EXPECT_EQ(driver.volume_lifecycle_modes.size(), 2u);
+  const Secret& secret = objects.secrets.at({"shop", "creds"});
+  EXPECT_EQ(secret.data.at("password"), "hunter2");
+  EXPECT_EQ(secret.data.at("user"), "alice");
+}
+
+TEST(ReadObjectsTest, CsiDriverModesDefaultToPersistent) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("d.yaml"),
+                        "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"));
+  ObjectSet objects;
+  ASSERT_THAT(ReadObjects(dir.Join("d.yaml"), &objects), IsOk());
+  EXPECT_EQ(objects.csi_drivers.at("d").volume_lifecycle_modes,
+            std::vector<std::string>{"Persistent"});
+}
+
+TEST(ReadObjectsTest, MalformedInputNamesFileObjectAndField) {
+  struct Case {
+    const char* name;
+    std::string text;
+    const char* error;
+  } cases[] = {
+      {"not yaml", "kind: Pod\n  bad: [unclosed\n", "bad.yaml: line "},
+      {"not an object", "- a\n- b\n", "bad.yaml: document 1: is not an object"},
+      {"no kind", "apiVersion: v1\nmetadata: {name: x}\n", "bad.yaml: document 1: kind: Required value"},
+      {"unknown kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+       "bad.yaml: ConfigMap x: kind \"ConfigMap\" is not supported"},
+      {"wrong apiVersion", "apiVersion: v2\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {}\n",
+       "bad.yaml: Pod p: apiVersion: \"v2\" is not supported for Pod (use v1)"},
+      {"no metadata", "apiVersion: v1\nkind: Pod\nspec: {}\n", "metadata: Required value"},
+      {"no uid", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n",
+       "bad.yaml: Pod p: metadata.uid: Required value"},
+      {"volumes not a list",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {volumes: 3}\n",
+       "spec.volumes: must be a list"},
+      {"no driver",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
+       "spec: {volumes: [{name: a}, {name: b, csi: {readOnly: true}}]}\n",
+       "bad.yaml: Pod p: spec.volumes[1].csi.driver: Required value"},
+      {"bool as string",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
+       "spec: {volumes: [{name: a, csi: {driver: d, readOnly: maybe}}]}\n",
+       "spec.volumes[0].csi.readOnly: must be true or false"},
+      {"attribute not a string",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
+       "spec: {volumes: [{name: a, csi: {driver: d, volumeAttributes: {x: [1]}}}]}\n",
+       "spec.volumes[0].csi.volumeAttributes.x: must be a string"},
+      {"duplicate volume",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\n"
+       "spec: {volumes: [{name: a}, {name: a}]}\n",
+       "bad.yaml: Pod p: spec.volumes[1].name: Duplicate value: \"a\""},
+      {"bad base64", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {k: '%%%'}\n",
+       "bad.yaml: Secret s: data.k: is not valid base64"},
+      {"bad mode",
+       "apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: d}\n"
+       "spec: {volumeLifecycleModes: [Forever]}\n",
+       "bad.yaml: CSIDriver d: spec.volumeLifecycleModes: Unsupported value: \"Forever\": "
+       "supported values: \"Persistent\", \"Ephemeral\""},
+      {"pv without handle",
+       "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec: {csi: {driver: d}}\n",
+       "bad.yaml: PersistentVolume pv: spec.csi.volumeHandle: Required value"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir("obj");
+    ASSERT_TRUE(WriteFile(dir.Join("bad.yaml"), c.text));
+    ObjectSet objects;
+    absl::Status status = ReadObjects(dir.Join("bad.yaml"), &objects);
+    EXPECT_FALSE(status.ok()) << c.name;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.error)) << c.name;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(dir.Join("bad.yaml"))) << c.name;
+  }
+}
+
+TEST(ReadObjectsTest, JsonFileIsReadAsJson) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("pod.json"), R"( {"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p", "uid": "u", "namespace": null},
+      "spec": {"volumes": [{"name": "a", "csi": {"driver": "d", "readOnly": true,
+               "volumeAttributes": {"k": "v: not yaml"}}}]}})"));
+  // With a UTF-8 byte order mark and multi-byte text, as editors write it.
+  ASSERT_TRUE(WriteFile(dir.Join("bom.json"),
+                        "\xEF\xBB\xBF{\"apiVersion\": \"v1\", \"kind\": \"Secret\", "
+                        "\"metadata\": {\"name\": \"s\"}, \"stringData\": {\"k\": \"\xE2\x82\xAC\xF0\x9F\x98\x80\"}}"));
+  ObjectSet secrets;
+  ASSERT_THAT(ReadObjects(dir.Join("bom.json"), &secrets), IsOk());
+  EXPECT_EQ(secrets.secrets.at({"default", "s"}).data.at("k"), "\xE2\x82\xAC\xF0\x9F\x98\x80");
+  absl::StatusOr<Pod> pod = ReadPod(dir.Join("pod.json"));
+  ASSERT_THAT(pod.status(), IsOk());
+  EXPECT_EQ(pod->ns, "default");
+  ASSERT_TRUE(pod->volumes[0].csi.has_value());
+  EXPECT_TRUE(pod->volumes[0].csi->read_only);
+  EXPECT_EQ(pod->volumes[0].csi->volume_attributes.at("k"), "v: not yaml");
+}
+
+// Text that yaml-cpp 0.7's LoadAll would loop on for ever, allocating (the ',' is never consumed),
+// malformed JSON, and bytes that are not UTF-8: each is refused, promptly, saying where.
+TEST(ReadObjectsTest, UnreadableTextIsRefusedPromptlySayingWhere) {
+  struct Case {
+    const char* name;
+    std::string text;
+    const char* error;
+  } cases[] = {
+      {"stray comma", ",\n", "bad.yaml: line 1, column 1: unexpected ','"},
+      {"comma after a document", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n ,\n",
+       "bad.yaml: line 5, column 2: unexpected ','"},
+      {"malformed JSON", "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":o\"name\":\"j\"}",
+       "bad.yaml: invalid JSON: parse error at line 1, column 44"},
+      {"two JSON objects", "{\"kind\": \"Pod\"}\n{\"kind\": \"Pod\"}\n",
+       "bad.yaml: invalid JSON: parse error at line 2, column 1"},
+      {"not UTF-8", "apiVersion: v1\nkind: Secret\nmetadata: {name: \"s\xC3\x28\"}\n",
+       "bad.yaml: line 3, column 20: byte 0xc3 is not valid UTF-8"},
+      {"UTF-16 surrogate as UTF-8", "kind: \xED\xA0\x80\n",
+       "bad.yaml: line 1, column 7: byte 0xed is not valid UTF-8"},
+      {"truncated at the end", "kind: \xE2\x82", "line 1, column 7: byte 0xe2 is not valid UTF-8"},
+      {"JSON too deep", absl::StrCat(absl::StrJoin(std::vector<std::string>(100, "{\"a\": ["), ""), "1",
+                                      absl::StrJoin(std::vector<std::string>(100, "]}"), "")),
+       "bad.yaml: JSON nested deeper than 64 levels"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir("obj");
+    ASSERT_TRUE(WriteFile(dir.Join("bad.yaml"), c.text));
+    ObjectSet objects;
+    // A regression would never return and would eat memory: stop the whole test then.
+    auto parsed = std::async(std::launch::async,
+                             [&] { return ReadObjects(dir.Join("bad.yaml"), &objects); });
+    if (parsed.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      ADD_FAILURE() << c.name << ": ReadObjects did not return within 60 s";
+      std::_Exit(1);
+    }
+    absl::Status status = parsed.get();
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.error)) << c.name;
+  }
+}
+
+TEST(ReadPodTest, ExactlyOnePod) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("none.yaml"), "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"));
+  EXPECT_THAT(std::string(ReadPod(dir.Join("none.yaml")).status().message()),
+              HasSubstr("must hold exactly one Pod; it holds 0"));
+  EXPECT_THAT(std::string(ReadPod(dir.Join("missing.yaml")).status().message()),
+              HasSubstr("missing.yaml: no such file or directory"));
+}
+
+}  // namespace
+}  // namespace ndr::kubelet

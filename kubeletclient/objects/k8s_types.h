@@ -1,0 +1,75 @@
+// The Kubernetes objects kubeletclient works from, as plain data: v1 Pod, PersistentVolumeClaim,
+// PersistentVolume and Secret, and storage.k8s.io/v1 CSIDriver, with only the fields the CSI
+// volume plugin uses. k8s_objects.h reads them from files; object_validation.h checks them.
+#ifndef NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
+#define NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ndr::kubelet {
+
+struct CsiVolumeSource {  // a Pod's inline csi volume
+  std::string driver;
+  bool read_only = false;
+  std::string fs_type;
+  std::map<std::string, std::string> volume_attributes;
+  std::optional<std::string> node_publish_secret_name;  // in the pod's namespace
+};
+
+struct PodVolume {
+  std::string name;
+  std::optional<CsiVolumeSource> csi;
+  std::optional<std::string> claim_name;  // persistentVolumeClaim.claimName
+  bool claim_read_only = false;
+};
+
+struct Pod {
+  std::string file;
+  std::string name;
+  std::string ns = "default";
+  std::string uid;
+  std::string service_account = "default";
+  std::vector<PodVolume> volumes;
+};
+
+struct PersistentVolumeClaim {
+  std::string ns;
+  std::string name;
+  std::string volume_name;  // spec.volumeName: the bound PV
+};
+
+struct PersistentVolume {
+  std::string name;
+  std::vector<std::string> access_modes;
+  std::vector<std::string> mount_options;
+  struct Csi {
+    std::string driver;
+    std::string volume_handle;
+    bool read_only = false;
+    std::string fs_type;
+    std::map<std::string, std::string> volume_attributes;
+    std::optional<std::pair<std::string, std::string>> node_publish_secret;  // namespace, name
+  };
+  std::optional<Csi> csi;
+};
+
+struct CsiDriverObject {
+  std::string name;
+  std::optional<bool> attach_required;
+  std::optional<bool> pod_info_on_mount;
+  std::vector<std::string> volume_lifecycle_modes;  // defaults to ["Persistent"]
+};
+
+struct Secret {
+  std::string ns;
+  std::string name;
+  std::map<std::string, std::string> data;  // decoded from base64, merged with stringData
+};
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_

@@ -1,0 +1,27 @@
+// gRPC errors printed the way Go's gRPC prints them, so that texts kubelet would send match:
+// "rpc error: code = Unavailable desc = connect: no such file or directory".
+#ifndef NDR_KUBELETCLIENT_UTIL_GRPC_STATUS_H_
+#define NDR_KUBELETCLIENT_UTIL_GRPC_STATUS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "grpcpp/grpcpp.h"
+
+namespace ndr::kubelet {
+
+// Go's codes.Code.String(): "OK", "Canceled", "Unknown", "InvalidArgument", ...
+std::string GoCodeName(grpc::StatusCode code);
+
+// "rpc error: code = <name> desc = <message>".
+std::string GoRpcError(const grpc::Status& status);
+
+// The same status as an absl::Status with `context: ` and the Go-style text.
+absl::Status FromGrpc(const grpc::Status& status, const std::string& context);
+
+// A deadline `timeout` from now for a ClientContext.
+std::chrono::system_clock::time_point DeadlineIn(absl::Duration timeout);
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_UTIL_GRPC_STATUS_H_
