@@ -121,6 +121,30 @@ TEST(WireTest, NodePublishVolumeRequest) {
                              0x42, 6, 0x0a, 1, 'c', 0x12, 1, 'd'}));  // volume_context = 8
 }
 
+TEST(WireTest, NodeStageVolumeRequest) {
+  csi::v1::NodeStageVolumeRequest request;
+  request.set_volume_id("v");
+  (*request.mutable_publish_context())["p"] = "q";
+  request.set_staging_target_path("/s");
+  request.mutable_volume_capability()->mutable_mount()->set_volume_mount_group("5");
+  (*request.mutable_secrets())["a"] = "b";
+  (*request.mutable_volume_context())["c"] = "d";
+  ExpectWire(request, Bytes({0x0a, 1, 'v',                            // volume_id = 1
+                             0x12, 6, 0x0a, 1, 'p', 0x12, 1, 'q',     // publish_context = 2
+                             0x1a, 2, '/', 's',                       // staging_target_path = 3
+                             0x22, 5,                                 // volume_capability = 4
+                             0x12, 3, 0x1a, 1, '5',                   //   mount {mount_group = 3}
+                             0x2a, 6, 0x0a, 1, 'a', 0x12, 1, 'b',     // secrets = 5
+                             0x32, 6, 0x0a, 1, 'c', 0x12, 1, 'd'}));  // volume_context = 6
+}
+
+TEST(WireTest, NodeUnstageVolumeRequest) {
+  csi::v1::NodeUnstageVolumeRequest request;
+  request.set_volume_id("v");
+  request.set_staging_target_path("/s");
+  ExpectWire(request, Bytes({0x0a, 1, 'v', 0x12, 2, '/', 's'}));
+}
+
 TEST(WireTest, BlockAccessTypeIsFieldOne) {
   csi::v1::VolumeCapability capability;
   capability.mutable_block();
@@ -187,6 +211,14 @@ class Identity final : public csi::v1::Identity::Service {
 };
 
 class Node final : public csi::v1::Node::Service {
+  grpc::Status NodeStageVolume(grpc::ServerContext*, const csi::v1::NodeStageVolumeRequest*,
+                               csi::v1::NodeStageVolumeResponse*) override {
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeUnstageVolume(grpc::ServerContext*, const csi::v1::NodeUnstageVolumeRequest*,
+                                 csi::v1::NodeUnstageVolumeResponse*) override {
+    return grpc::Status::OK;
+  }
   grpc::Status NodePublishVolume(grpc::ServerContext*, const csi::v1::NodePublishVolumeRequest*,
                                  csi::v1::NodePublishVolumeResponse*) override {
     return grpc::Status::OK;
@@ -273,6 +305,8 @@ TEST_F(MethodPathTest, RealPathsReachTheGeneratedServices) {
       "/csi.v1.Identity/Probe",
       "/csi.v1.Node/NodeGetInfo",
       "/csi.v1.Node/NodeGetCapabilities",
+      "/csi.v1.Node/NodeStageVolume",
+      "/csi.v1.Node/NodeUnstageVolume",
       "/csi.v1.Node/NodePublishVolume",
       "/csi.v1.Node/NodeUnpublishVolume",
   };

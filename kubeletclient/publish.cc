@@ -44,6 +44,16 @@ std::string Refusal(const Pod& pod, const absl::Status& status, const char* noth
                       nothing_done);
 }
 
+// The calls and notes of one volume, for the output document.
+void Report(const VolumeOutcome& volume, json* entry) {
+  json calls = json::array();
+  for (const SentCall& call : volume.calls) {
+    calls.push_back({{"method", call.method}, {"request", json::parse(call.request_json)}});
+  }
+  (*entry)["calls"] = calls;
+  if (!volume.notes.empty()) (*entry)["notes"] = volume.notes;
+}
+
 }  // namespace
 
 CommandOutcome RunPublish(const PublishCommand& command) {
@@ -68,15 +78,13 @@ CommandOutcome RunPublish(const PublishCommand& command) {
     return outcome;
   }
   json out = Head(*pod, *std::move(registrations));
-  // Every volume is checked before any is published: an invalid pod publishes nothing.
+  // Every volume is checked, its attachment too, before any is published: an invalid pod
+  // publishes nothing.
   absl::StatusOr<std::vector<VolumePlan>> plans =
       PlanVolumes(*pod, objects, registry.All(), command.node);
   if (plans.ok()) {
-    for (const VolumePlan& plan : *plans) {
-      if (absl::Status s = PreflightVolume(plan, command.node); !s.ok()) {
-        plans = s;
-        break;
-      }
+    if (absl::Status s = WaitForAttachments(objects, command.node.node_name, &*plans); !s.ok()) {
+      plans = s;
     }
   }
   if (!plans.ok()) {
@@ -88,15 +96,16 @@ CommandOutcome RunPublish(const PublishCommand& command) {
   json volumes = json::array();
   outcome.ok = true;
   for (const VolumePlan& plan : *plans) {
-    absl::Status status = PublishVolume(plan, command.node);
-    outcome.ok = outcome.ok && status.ok();
-    volumes.push_back({{"volume", plan.pod_volume},
-                       {"driver", plan.driver},
-                       {"endpoint", plan.endpoint},
-                       {"mode", plan.mode},
-                       {"volDataFile", plan.paths.vol_data},
-                       {"nodePublishVolume", json::parse(RedactedRequestJson(plan.request))},
-                       {"result", status.ok() ? "published" : std::string(status.message())}});
+    VolumeOutcome published = PublishVolume(plan, objects, pod->ns, command.node);
+    outcome.ok = outcome.ok && published.status.ok();
+    json entry = {{"volume", plan.pod_volume},
+                  {"driver", plan.driver},
+                  {"endpoint", plan.endpoint},
+                  {"mode", plan.mode},
+                  {"volDataFile", plan.paths.vol_data}};
+    Report(published, &entry);
+    entry["result"] = published.status.ok() ? "published" : std::string(published.status.message());
+    volumes.push_back(entry);
   }
   out["volumes"] = volumes;
   outcome.json = out.dump(2) + "\n";
@@ -128,10 +137,13 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
   json volumes = json::array();
   outcome.ok = true;
   for (const UnpublishPlan& plan : *plans) {
-    absl::Status status = UnpublishVolume(plan, registry.All(), command.node);
-    outcome.ok = outcome.ok && status.ok();
-    volumes.push_back({{"volumeDir", plan.paths.dir},
-                       {"result", status.ok() ? "unpublished" : std::string(status.message())}});
+    VolumeOutcome unpublished = UnpublishVolume(plan, registry.All(), command.node);
+    outcome.ok = outcome.ok && unpublished.status.ok();
+    json entry = {{"volumeDir", plan.paths.dir}};
+    Report(unpublished, &entry);
+    entry["result"] =
+        unpublished.status.ok() ? "unpublished" : std::string(unpublished.status.message());
+    volumes.push_back(entry);
   }
   out["volumes"] = volumes;
   outcome.json = out.dump(2) + "\n";

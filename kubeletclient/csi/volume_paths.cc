@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/util/sha256.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -35,6 +36,19 @@ std::string Describe(const std::string& root, const std::vector<std::string>& pa
 }
 
 }  // namespace
+
+// Sets each field to the path of its leaf in `dir` under `root` (an empty leaf: `dir` itself).
+static absl::Status FillPaths(const std::string& root, const std::vector<std::string>& dir,
+                       std::initializer_list<std::pair<std::string*, const char*>> fields) {
+  for (const auto& [field, leaf] : fields) {
+    std::vector<std::string> parts = dir;
+    if (*leaf != '\0') parts.push_back(leaf);
+    absl::StatusOr<std::string> path = PathUnderRoot(root, parts);
+    if (!path.ok()) return path.status();
+    *field = *std::move(path);
+  }
+  return absl::OkStatus();
+}
 
 std::string CleanPath(const std::string& path) {
   const bool absolute = absl::StartsWith(path, "/");
@@ -107,18 +121,28 @@ absl::StatusOr<std::string> PodCsiVolumesDir(const std::string& root, const std:
 absl::StatusOr<PodVolumePaths> PodVolumePathsFor(const std::string& root, const std::string& pod_uid,
                                                  const std::string& spec_name) {
   // csi_mounter.go: the target path is <pod volume dir>/<spec name>/mount, vol_data.json beside.
-  const std::vector<std::string> dir = {"pods", pod_uid, "volumes", "kubernetes.io~csi", spec_name};
-  auto in_dir = [&](const char* leaf) {
-    std::vector<std::string> parts = dir;
-    if (*leaf != '\0') parts.push_back(leaf);
-    return PathUnderRoot(root, parts);
-  };
   PodVolumePaths paths;
-  for (auto [field, leaf] : {std::pair{&paths.dir, ""}, std::pair{&paths.mount, "mount"},
-                             std::pair{&paths.vol_data, "vol_data.json"}}) {
-    absl::StatusOr<std::string> path = in_dir(leaf);
-    if (!path.ok()) return path.status();
-    *field = *std::move(path);
+  if (absl::Status s = FillPaths(root, {"pods", pod_uid, "volumes", "kubernetes.io~csi", spec_name},
+                                 {{&paths.dir, ""},
+                                  {&paths.mount, "mount"},
+                                  {&paths.vol_data, "vol_data.json"}});
+      !s.ok()) {
+    return s;
+  }
+  return paths;
+}
+
+absl::StatusOr<DevicePaths> DevicePathsFor(const std::string& root, const std::string& driver,
+                                           const std::string& handle) {
+  // GetPluginDir("kubernetes.io/csi") is <root>/plugins/kubernetes.io/csi; the driver's name is
+  // not escaped (it cannot hold a '/': object_validation.h).
+  DevicePaths paths;
+  if (absl::Status s = FillPaths(root, {"plugins", "kubernetes.io", "csi", driver, Sha256Hex(handle)},
+                                 {{&paths.dir, ""},
+                                  {&paths.globalmount, "globalmount"},
+                                  {&paths.vol_data, "vol_data.json"}});
+      !s.ok()) {
+    return s;
   }
   return paths;
 }

@@ -41,6 +41,18 @@ struct PodVolumePaths {
 absl::StatusOr<PodVolumePaths> PodVolumePathsFor(const std::string& root, const std::string& pod_uid,
                                                  const std::string& spec_name);
 
+// The device directory of a persistent volume on this node (csi_attacher.go makeDeviceMountPath):
+// <root>/plugins/kubernetes.io/csi/<driver>/<hex SHA-256 of the handle>, holding vol_data.json
+// and globalmount/, the NodeStageVolume staging path. kubelet leaves the driver's directory when
+// it removes a device directory.
+struct DevicePaths {
+  std::string dir;
+  std::string globalmount;
+  std::string vol_data;
+};
+absl::StatusOr<DevicePaths> DevicePathsFor(const std::string& root, const std::string& driver,
+                                           const std::string& handle);
+
 }  // namespace ndr::kubelet
 
 #endif  // NDR_KUBELETCLIENT_CSI_VOLUME_PATHS_H_

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kubeletclient/util/files.h"
@@ -68,6 +69,15 @@ class Field {
     if (IsScalar() && node_.Scalar() == "true") return std::optional<bool>(true);
     if (IsScalar() && node_.Scalar() == "false") return std::optional<bool>(false);
     return Error("must be true or false");
+  }
+
+  absl::StatusOr<std::optional<int64_t>> Int64() const {
+    if (!present()) return std::optional<int64_t>();
+    int64_t value;
+    if (IsScalar() && absl::SimpleAtoi(node_.Scalar(), &value)) {
+      return std::optional<int64_t>(value);
+    }
+    return Error("must be a whole number");
   }
 
   absl::StatusOr<std::map<std::string, std::string>> StringMap() const {
@@ -160,6 +170,7 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
   if (absl::Status s = spec.RequireMap(); !s.ok()) return s;
   std::string service_account;
   NDR_ASSIGN(service_account, spec["serviceAccountName"].String(/*required=*/false));
+  NDR_ASSIGN(pod.fs_group, spec["securityContext"]["fsGroup"].Int64());
   if (!service_account.empty()) pod.service_account = service_account;
   std::vector<Field> volumes;
   NDR_ASSIGN(volumes, spec["volumes"].Objects());
@@ -216,6 +227,9 @@ absl::StatusOr<PersistentVolume> ParseVolume(const Field& doc) {
   if (absl::Status s = spec.RequireMap(); !s.ok()) return s;
   NDR_ASSIGN(pv.access_modes, spec["accessModes"].StringList());
   NDR_ASSIGN(pv.mount_options, spec["mountOptions"].StringList());
+  std::string volume_mode;
+  NDR_ASSIGN(volume_mode, spec["volumeMode"].String(/*required=*/false));
+  if (!volume_mode.empty()) pv.volume_mode = volume_mode;
   if (spec["csi"].present()) {
     Field csi = spec["csi"];
     if (absl::Status s = csi.RequireMap(); !s.ok()) return s;
@@ -227,11 +241,13 @@ absl::StatusOr<PersistentVolume> ParseVolume(const Field& doc) {
     source.read_only = read_only.value_or(false);
     NDR_ASSIGN(source.fs_type, csi["fsType"].String(/*required=*/false));
     NDR_ASSIGN(source.volume_attributes, csi["volumeAttributes"].StringMap());
-    if (csi["nodePublishSecretRef"].present()) {
+    for (auto [key, ref] : {std::pair{"nodePublishSecretRef", &source.node_publish_secret},
+                            std::pair{"nodeStageSecretRef", &source.node_stage_secret}}) {
+      if (!csi[key].present()) continue;
       std::string ns, name;
-      NDR_ASSIGN(name, csi["nodePublishSecretRef"]["name"].String(/*required=*/true));
-      NDR_ASSIGN(ns, csi["nodePublishSecretRef"]["namespace"].String(/*required=*/true));
-      source.node_publish_secret = std::make_pair(ns, name);
+      NDR_ASSIGN(name, csi[key]["name"].String(/*required=*/true));
+      NDR_ASSIGN(ns, csi[key]["namespace"].String(/*required=*/true));
+      *ref = std::make_pair(ns, name);
     }
     pv.csi = source;
   }
@@ -251,7 +267,40 @@ absl::StatusOr<CsiDriverObject> ParseCsiDriver(const Field& doc) {
   NDR_ASSIGN(driver.pod_info_on_mount, spec["podInfoOnMount"].Bool());
   NDR_ASSIGN(driver.volume_lifecycle_modes, spec["volumeLifecycleModes"].StringList());
   if (driver.volume_lifecycle_modes.empty()) driver.volume_lifecycle_modes = {"Persistent"};
+  std::string policy;
+  NDR_ASSIGN(policy, spec["fsGroupPolicy"].String(/*required=*/false));
+  if (!policy.empty()) driver.fs_group_policy = policy;
   return driver;
+}
+
+absl::StatusOr<VolumeAttachment> ParseVolumeAttachment(const Field& doc) {
+  VolumeAttachment attachment;
+  std::string unused;
+  if (absl::Status s = CheckApiVersion(doc, "VolumeAttachment", {"storage.k8s.io/v1"}); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ParseMetadata(doc, false, &unused, &attachment.name); !s.ok()) return s;
+  Field spec = doc["spec"];
+  if (!spec.present()) return spec.Error("Required value");
+  if (absl::Status s = spec.RequireMap(); !s.ok()) return s;
+  NDR_ASSIGN(attachment.attacher, spec["attacher"].String(/*required=*/false));
+  NDR_ASSIGN(attachment.node_name, spec["nodeName"].String(/*required=*/false));
+  NDR_ASSIGN(attachment.persistent_volume_name,
+             spec["source"]["persistentVolumeName"].String(/*required=*/false));
+  Field status = doc["status"];
+  if (status.present()) {
+    if (absl::Status s = status.RequireMap(); !s.ok()) return s;
+    std::optional<bool> attached;
+    NDR_ASSIGN(attached, status["attached"].Bool());
+    attachment.attached = attached.value_or(false);
+    NDR_ASSIGN(attachment.attachment_metadata, status["attachmentMetadata"].StringMap());
+    if (status["attachError"].present()) {
+      std::string message;
+      NDR_ASSIGN(message, status["attachError"]["message"].String(/*required=*/false));
+      attachment.attach_error = message;
+    }
+  }
+  return attachment;
 }
 
 absl::StatusOr<Secret> ParseSecret(const Field& doc) {
@@ -354,6 +403,13 @@ absl::Status AddObject(const std::string& file, const Field& object, const std::
     if (!objects->csi_drivers.emplace(driver.name, driver).second) {
       return absl::InvalidArgumentError("is given twice");
     }
+  } else if (kind == "VolumeAttachment") {
+    VolumeAttachment attachment;
+    NDR_ASSIGN(attachment, ParseVolumeAttachment(object));
+    if (absl::Status s = ValidateVolumeAttachment(attachment); !s.ok()) return s;
+    if (!objects->attachments.emplace(attachment.name, attachment).second) {
+      return absl::InvalidArgumentError("is given twice");
+    }
   } else if (kind == "Secret") {
     Secret secret;
     NDR_ASSIGN(secret, ParseSecret(object));
@@ -365,7 +421,7 @@ absl::Status AddObject(const std::string& file, const Field& object, const std::
     return absl::InvalidArgumentError(
         absl::StrCat("kind \"", kind,
                      "\" is not supported (Pod, PersistentVolumeClaim, PersistentVolume, "
-                     "CSIDriver, Secret, List)"));
+                     "CSIDriver, VolumeAttachment, Secret, List)"));
   }
   return absl::OkStatus();
 }

@@ -1,9 +1,10 @@
 // The Kubernetes objects kubeletclient works from, as plain data: v1 Pod, PersistentVolumeClaim,
-// PersistentVolume and Secret, and storage.k8s.io/v1 CSIDriver, with only the fields the CSI
-// volume plugin uses. k8s_objects.h reads them from files; object_validation.h checks them.
+// PersistentVolume and Secret, and storage.k8s.io/v1 CSIDriver and VolumeAttachment, with only the
+// fields the CSI volume plugin uses. Defaults are the API server's (SetDefaults_*). k8s_objects.h reads them from files; object_validation.h checks them.
 #ifndef NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
 #define NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ struct Pod {
   std::string ns = "default";
   std::string uid;
   std::string service_account = "default";
+  std::optional<int64_t> fs_group;  // spec.securityContext.fsGroup
   std::vector<PodVolume> volumes;
 };
 
@@ -46,6 +48,7 @@ struct PersistentVolume {
   std::string name;
   std::vector<std::string> access_modes;
   std::vector<std::string> mount_options;
+  std::string volume_mode = "Filesystem";  // or "Block"
   struct Csi {
     std::string driver;
     std::string volume_handle;
@@ -53,15 +56,29 @@ struct PersistentVolume {
     std::string fs_type;
     std::map<std::string, std::string> volume_attributes;
     std::optional<std::pair<std::string, std::string>> node_publish_secret;  // namespace, name
+    std::optional<std::pair<std::string, std::string>> node_stage_secret;    // namespace, name
   };
   std::optional<Csi> csi;
 };
 
 struct CsiDriverObject {
   std::string name;
-  std::optional<bool> attach_required;
+  std::optional<bool> attach_required;  // the API server defaults it to true
   std::optional<bool> pod_info_on_mount;
   std::vector<std::string> volume_lifecycle_modes;  // defaults to ["Persistent"]
+  std::string fs_group_policy = "ReadWriteOnceWithFSType";  // or "File", "None"
+};
+
+// A storage.k8s.io/v1 VolumeAttachment: what the external attacher reports about attaching a
+// persistent volume to a node (the attach/detach controller creates it; kubelet only reads it).
+struct VolumeAttachment {
+  std::string name;
+  std::string attacher;                // spec.attacher: the CSI driver
+  std::string node_name;               // spec.nodeName
+  std::string persistent_volume_name;  // spec.source.persistentVolumeName
+  bool attached = false;               // status.attached
+  std::map<std::string, std::string> attachment_metadata;  // status.attachmentMetadata
+  std::optional<std::string> attach_error;                 // status.attachError.message
 };
 
 struct Secret {

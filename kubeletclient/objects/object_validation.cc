@@ -335,6 +335,9 @@ absl::Status ValidatePersistentVolume(const PersistentVolume& pv) {
   if (once_pod && pv.access_modes.size() > 1) {
     errors.Forbidden("spec.accessModes", "may not use ReadWriteOncePod with other access modes");
   }
+  if (pv.volume_mode != "Block" && pv.volume_mode != "Filesystem") {
+    errors.NotSupported("spec.volumeMode", pv.volume_mode, {"Block", "Filesystem"});
+  }
   if (pv.csi.has_value()) {
     // validateCSIPersistentVolumeSource.
     ValidateCsiDriverName(pv.csi->driver, "spec.csi.driver", &errors);
@@ -375,6 +378,41 @@ absl::Status ValidateCsiDriverObject(const CsiDriverObject& driver) {
     if (mode != "Persistent" && mode != "Ephemeral") {
       errors.NotSupported("spec.volumeLifecycleModes", mode, {"Persistent", "Ephemeral"});
     }
+  }
+  // validateFSGroupPolicy.
+  const std::vector<std::string> policies = {"File", "None", "ReadWriteOnceWithFSType"};
+  if (std::find(policies.begin(), policies.end(), driver.fs_group_policy) == policies.end()) {
+    errors.NotSupported("spec.fsGroupPolicy", driver.fs_group_policy, policies);
+  }
+  return errors.ToStatus();
+}
+
+absl::Status ValidateVolumeAttachment(const VolumeAttachment& attachment) {
+  FieldErrors errors;
+  // pkg/apis/storage/validation ValidateVolumeAttachment: the name as ValidateClassName (a
+  // DNS-1123 subdomain); ValidateVolumeAttachmentV1: spec.attacher as core ValidateCSIDriverName.
+  ValidateName(attachment.name, IsDns1123Subdomain(attachment.name), &errors);
+  ValidateCsiDriverName(attachment.attacher, "spec.attacher", &errors);
+  // validateVolumeAttachmentSource: kubeletclient reads persistent volume sources only.
+  if (attachment.persistent_volume_name.empty()) {
+    errors.Required("spec.source",
+                    "must specify exactly one of inlineVolumeSpec and persistentVolumeName");
+  } else {
+    errors.InvalidEach("spec.source.persistentVolumeName", attachment.persistent_volume_name,
+                       IsDns1123Subdomain(attachment.persistent_volume_name));
+  }
+  // ValidateNodeName = NameIsDNSSubdomain (an empty name fails it too).
+  errors.InvalidEach("spec.nodeName", attachment.node_name,
+                     IsDns1123Subdomain(attachment.node_name));
+  // validateVolumeAttachmentStatus: metadata at most 256 KiB, keys and values; the error's
+  // message at most 1 KiB.
+  size_t metadata_bytes = 0;
+  for (const auto& [key, value] : attachment.attachment_metadata) {
+    metadata_bytes += key.size() + value.size();
+  }
+  if (metadata_bytes > 256 * 1024) errors.TooLong("status.attachmentMetadata", 256 * 1024);
+  if (attachment.attach_error.has_value() && attachment.attach_error->size() > 1024) {
+    errors.TooLong("status.attachError.message", 1024);
   }
   return errors.ToStatus();
 }

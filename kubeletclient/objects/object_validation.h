@@ -88,6 +88,7 @@ absl::Status ValidatePersistentVolumeClaim(const PersistentVolumeClaim& claim);
 absl::Status ValidatePersistentVolume(const PersistentVolume& pv);
 absl::Status ValidateSecret(const Secret& secret);
 absl::Status ValidateCsiDriverObject(const CsiDriverObject& driver);
+absl::Status ValidateVolumeAttachment(const VolumeAttachment& attachment);
 
 }  // namespace ndr::kubelet
 

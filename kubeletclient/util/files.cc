@@ -41,6 +41,17 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& con
   return absl::OkStatus();
 }
 
+absl::Status MakeDirs(const std::string& path, mode_t mode) {
+  for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    const std::string prefix = path.substr(0, at);
+    if (mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("failed to create dir ", prefix, ": ",
+                                              strerror(errno)));
+    }
+    if (at == std::string::npos) return absl::OkStatus();
+  }
+}
+
 absl::Status ReadFileUpTo(const std::string& path, size_t max_bytes, std::string* contents) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {

@@ -4,6 +4,8 @@
 #ifndef NDR_KUBELETCLIENT_UTIL_FILES_H_
 #define NDR_KUBELETCLIENT_UTIL_FILES_H_
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,6 +15,10 @@ namespace ndr::kubelet {
 // Writes `contents` to `path` through a temporary file in the same directory and rename(2), so a
 // reader sees the old or the new file, never a partial one.
 absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
+
+// mkdir -p: creates `path` and its missing parents with `mode` (less the umask), as Go's
+// os.MkdirAll; directories that exist are fine.
+absl::Status MakeDirs(const std::string& path, mode_t mode);
 
 // Reads the whole file at `path` into `contents`: NotFound if it does not exist, InvalidArgument
 // if it is not a regular file or holds more than `max_bytes`, naming the path either way.

@@ -22,6 +22,9 @@ DEFINE_string(vendor_version, "1.0.0", "GetPluginInfo's vendor_version.");
 DEFINE_bool(reject_pod_info, false,
             "Refuse csi.storage.k8s.io/* volume_context keys with INVALID_ARGUMENT, like a "
             "persistent-storage driver that never asked for pod information.");
+DEFINE_bool(stage_unstage, false,
+            "Advertise STAGE_UNSTAGE_VOLUME: NodeStageVolume prepares the staging directory, and "
+            "NodePublishVolume of a volume that is not staged is FAILED_PRECONDITION.");
 
 namespace {
 
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   options.node_id = FLAGS_nodeid.empty() ? HostName() : FLAGS_nodeid;
   options.max_volumes_per_node = FLAGS_max_volumes_per_node;
   options.reject_pod_info = FLAGS_reject_pod_info;
+  options.stage_unstage = FLAGS_stage_unstage;
   absl::StatusOr<std::map<std::string, std::string>> topology =
       ndr::sample::ParseTopology(FLAGS_topology);
   if (!topology.ok()) return Fail(topology.status());

@@ -94,6 +94,46 @@ std::string Fingerprint(const csi::v1::NodePublishVolumeRequest& request) {
   return text;
 }
 
+// The checks NodeStageVolume and NodePublishVolume share: a volume ID, an absolute path, a
+// mount capability with an access mode.
+absl::Status CheckVolumeArgs(const std::string& volume_id, const std::string& path_field,
+                             const std::string& path, bool has_capability,
+                             const csi::v1::VolumeCapability& capability) {
+  if (volume_id.empty()) return absl::InvalidArgumentError("volume_id is required");
+  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(path_field, " is required"));
+  if (path[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_field, " \"", path, "\" is not absolute"));
+  }
+  if (!has_capability) return absl::InvalidArgumentError("volume_capability is required");
+  if (!capability.has_access_mode() ||
+      capability.access_mode().mode() == csi::v1::VolumeCapability::AccessMode::UNKNOWN) {
+    return absl::InvalidArgumentError("volume_capability.access_mode is required");
+  }
+  if (capability.has_block()) {
+    return absl::InvalidArgumentError(
+        "volume_capability: block access is not supported; this driver serves mount volumes");
+  }
+  if (!capability.has_mount()) {
+    return absl::InvalidArgumentError("volume_capability.access_type (mount) is required");
+  }
+  return absl::OkStatus();
+}
+
+// What is staged at a staging path: the volume and everything that must match for a repeated
+// NodeStageVolume to be the same call. The first line names the volume.
+std::string StagedFingerprint(const csi::v1::NodeStageVolumeRequest& request) {
+  std::string text = absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n",
+                                  "capability ", request.volume_capability().ShortDebugString(),
+                                  "\n");
+  std::map<std::string, std::string> context(request.publish_context().begin(),
+                                             request.publish_context().end());
+  for (const auto& [key, value] : context) {
+    absl::StrAppend(&text, "publish_context ", key, " ", absl::CEscape(value), "\n");
+  }
+  return text;
+}
+
 // The volume ID and context keys recorded in a marker file.
 struct Marker {
   std::string volume_id;
@@ -196,10 +236,89 @@ grpc::Status IdentityService::Probe(grpc::ServerContext*, const csi::v1::ProbeRe
 
 grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
                                               const csi::v1::NodeGetCapabilitiesRequest*,
-                                              csi::v1::NodeGetCapabilitiesResponse*) {
-  // No STAGE_UNSTAGE_VOLUME: like every ephemeral driver, only publish and unpublish.
+                                              csi::v1::NodeGetCapabilitiesResponse* response) {
+  // Without --stage-unstage no STAGE_UNSTAGE_VOLUME: like every ephemeral driver, only publish
+  // and unpublish.
   VLOG(4) << "NodeGetCapabilities";
+  if (options_.stage_unstage) {
+    response->add_capabilities()->mutable_rpc()->set_type(
+        csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
+  }
   return grpc::Status::OK;
+}
+
+grpc::Status NodeService::NodeStageVolume(grpc::ServerContext*,
+                                          const csi::v1::NodeStageVolumeRequest* request,
+                                          csi::v1::NodeStageVolumeResponse*) {
+  LOG(INFO) << "NodeStageVolume volume_id=" << request->volume_id()
+            << " staging_target_path=" << request->staging_target_path()
+            << " publish_context_keys=" << request->publish_context().size()
+            << " secrets=" << request->secrets().size() << " (values not logged)";
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status status = Stage(*request);
+  if (!status.ok()) LOG(WARNING) << "NodeStageVolume " << request->volume_id() << ": " << status;
+  return ToGrpc(status);
+}
+
+absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) {
+  if (!options_.stage_unstage) {
+    return absl::UnimplementedError("this driver does not stage (run it with --stage-unstage)");
+  }
+  const std::string& staging = request.staging_target_path();
+  if (absl::Status s = CheckVolumeArgs(request.volume_id(), "staging_target_path", staging,
+                                       request.has_volume_capability(),
+                                       request.volume_capability());
+      !s.ok()) {
+    return s;
+  }
+  if (!IsDirectory(staging)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("staging_target_path ", staging, " is not a directory (the CO creates it)"));
+  }
+  const std::string staged_path = absl::StrCat(staging, "/", kStagedFile);
+  const std::string fingerprint = StagedFingerprint(request);
+  std::string recorded;
+  if (ReadWholeFile(staged_path, &recorded)) {
+    if (recorded == fingerprint) return absl::OkStatus();  // Already staged just so.
+    return absl::AlreadyExistsError(absl::StrCat(
+        "staging_target_path ", staging, " already holds a volume staged otherwise: ",
+        recorded.substr(0, recorded.find('\n'))));
+  }
+  return WriteWholeFile(staged_path, fingerprint, 0444);
+}
+
+grpc::Status NodeService::NodeUnstageVolume(grpc::ServerContext*,
+                                            const csi::v1::NodeUnstageVolumeRequest* request,
+                                            csi::v1::NodeUnstageVolumeResponse*) {
+  LOG(INFO) << "NodeUnstageVolume volume_id=" << request->volume_id()
+            << " staging_target_path=" << request->staging_target_path();
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Status status = Unstage(*request);
+  if (!status.ok()) LOG(WARNING) << "NodeUnstageVolume " << request->volume_id() << ": " << status;
+  return ToGrpc(status);
+}
+
+absl::Status NodeService::Unstage(const csi::v1::NodeUnstageVolumeRequest& request) {
+  if (!options_.stage_unstage) {
+    return absl::UnimplementedError("this driver does not stage (run it with --stage-unstage)");
+  }
+  if (request.volume_id().empty()) return absl::InvalidArgumentError("volume_id is required");
+  if (request.staging_target_path().empty()) {
+    return absl::InvalidArgumentError("staging_target_path is required");
+  }
+  const std::string staged_path = absl::StrCat(request.staging_target_path(), "/", kStagedFile);
+  std::string recorded;
+  if (!ReadWholeFile(staged_path, &recorded)) return absl::OkStatus();  // Already unstaged.
+  if (recorded.rfind(absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n"), 0) !=
+      0) {
+    return absl::NotFoundError(absl::StrCat("volume ", request.volume_id(), " is not staged at ",
+                                            request.staging_target_path(), " (",
+                                            recorded.substr(0, recorded.find('\n')), " is)"));
+  }
+  if (unlink(staged_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("remove", staged_path, errno);
+  }
+  return absl::OkStatus();
 }
 
 grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest*,
@@ -230,30 +349,25 @@ grpc::Status NodeService::NodePublishVolume(grpc::ServerContext*,
 }
 
 absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& request) {
-  if (request.volume_id().empty()) {
-    return absl::InvalidArgumentError("volume_id is required");
+  if (absl::Status s = CheckVolumeArgs(request.volume_id(), "target_path", request.target_path(),
+                                       request.has_volume_capability(),
+                                       request.volume_capability());
+      !s.ok()) {
+    return s;
   }
-  if (request.target_path().empty()) {
-    return absl::InvalidArgumentError("target_path is required");
-  }
-  if (request.target_path()[0] != '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("target_path \"", request.target_path(), "\" is not absolute"));
-  }
-  if (!request.has_volume_capability()) {
-    return absl::InvalidArgumentError("volume_capability is required");
-  }
-  const csi::v1::VolumeCapability& capability = request.volume_capability();
-  if (!capability.has_access_mode() ||
-      capability.access_mode().mode() == csi::v1::VolumeCapability::AccessMode::UNKNOWN) {
-    return absl::InvalidArgumentError("volume_capability.access_mode is required");
-  }
-  if (capability.has_block()) {
-    return absl::InvalidArgumentError(
-        "volume_capability: block access is not supported; this driver serves mount volumes");
-  }
-  if (!capability.has_mount()) {
-    return absl::InvalidArgumentError("volume_capability.access_type (mount) is required");
+  if (options_.stage_unstage) {
+    // The spec: FAILED_PRECONDITION when STAGE_UNSTAGE_VOLUME is set and the volume was not
+    // staged.
+    std::string staged;
+    const std::string& staging = request.staging_target_path();
+    if (staging.empty() || !ReadWholeFile(absl::StrCat(staging, "/", kStagedFile), &staged) ||
+        staged.rfind(absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n"), 0) !=
+            0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "volume ", request.volume_id(), " is not staged",
+          staging.empty() ? " (no staging_target_path)" : absl::StrCat(" at ", staging),
+          "; NodeStageVolume comes first"));
+    }
   }
   std::map<std::string, std::string> files;  // file name -> contents
   for (const auto& [key, value] : request.volume_context()) {

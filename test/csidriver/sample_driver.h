@@ -11,6 +11,12 @@
 // What was published to a target is recorded in a hidden file inside it (kMarkerFile), so the
 // driver keeps its idempotency across restarts. Secrets are never written to disk or logged.
 //
+// With stage_unstage it advertises STAGE_UNSTAGE_VOLUME, as block-storage drivers do:
+// NodeStageVolume prepares the staging directory (the CO creates it; the driver records the
+// volume, its capability and its publish context in kStagedFile there), NodeUnstageVolume
+// clears it, and NodePublishVolume of a volume that is not staged at the staging path it names
+// is FAILED_PRECONDITION, as the spec says.
+//
 // Thread-safe: gRPC calls handlers concurrently; publish and unpublish are serialized.
 #ifndef NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
 #define NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
@@ -29,6 +35,7 @@ namespace ndr::sample {
 
 inline constexpr char kDefaultDriverName[] = "sample.csi.example.com";
 inline constexpr char kMarkerFile[] = ".sample-csi-volume";
+inline constexpr char kStagedFile[] = ".sample-csi-staged";
 inline constexpr char kPodInfoPrefix[] = "csi.storage.k8s.io/";
 inline constexpr size_t kMaxNodeIdLength = 256;
 
@@ -47,6 +54,8 @@ struct DriverOptions {
   // Refuse csi.storage.k8s.io/* volume_context keys with INVALID_ARGUMENT, as a persistent-storage
   // driver that does not expect pod information would.
   bool reject_pod_info = false;
+  // Advertise STAGE_UNSTAGE_VOLUME and require NodeStageVolume before NodePublishVolume.
+  bool stage_unstage = false;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
@@ -81,6 +90,12 @@ class NodeService final : public csi::v1::Node::Service {
  public:
   explicit NodeService(const DriverOptions& options) : options_(options) {}
 
+  grpc::Status NodeStageVolume(grpc::ServerContext* context,
+                               const csi::v1::NodeStageVolumeRequest* request,
+                               csi::v1::NodeStageVolumeResponse* response) override;
+  grpc::Status NodeUnstageVolume(grpc::ServerContext* context,
+                                 const csi::v1::NodeUnstageVolumeRequest* request,
+                                 csi::v1::NodeUnstageVolumeResponse* response) override;
   grpc::Status NodePublishVolume(grpc::ServerContext* context,
                                  const csi::v1::NodePublishVolumeRequest* request,
                                  csi::v1::NodePublishVolumeResponse* response) override;
@@ -95,6 +110,10 @@ class NodeService final : public csi::v1::Node::Service {
                            csi::v1::NodeGetInfoResponse* response) override;
 
  private:
+  absl::Status Stage(const csi::v1::NodeStageVolumeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Unstage(const csi::v1::NodeUnstageVolumeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Publish(const csi::v1::NodePublishVolumeRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Unpublish(const csi::v1::NodeUnpublishVolumeRequest& request)

@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -195,6 +197,106 @@ TEST_F(SampleDriverTest, PublishWritesOneFilePerKeyAndUnpublishRemovesThem) {
   EXPECT_EQ(stat(dir_.Join("pod").c_str(), &st), 0);  // The parent belongs to the CO.
   // Idempotent.
   EXPECT_TRUE(Unpublish("csi-abc", target).ok());
+}
+
+// --stage-unstage: the spec's staging rules.
+class StagingDriverTest : public SampleDriverTest {
+ protected:
+  void SetUp() override {
+    DriverOptions options;
+    options.node_id = "node-1";
+    options.stage_unstage = true;
+    Start(options);
+    ASSERT_EQ(mkdir(staging_.c_str(), 0750), 0);
+  }
+
+  csi::v1::NodeStageVolumeRequest ValidStage() {
+    csi::v1::NodeStageVolumeRequest request;
+    request.set_volume_id("vol-1");
+    request.set_staging_target_path(staging_);
+    request.mutable_volume_capability()->mutable_mount()->set_fs_type("ext4");
+    request.mutable_volume_capability()->mutable_access_mode()->set_mode(
+        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    (*request.mutable_publish_context())["devicePath"] = "/dev/xvdf";
+    (*request.mutable_secrets())["key"] = "s3cret";
+    return request;
+  }
+
+  grpc::Status Stage(const csi::v1::NodeStageVolumeRequest& request) {
+    csi::v1::NodeStageVolumeResponse response;
+    return node_stub_->NodeStageVolume(Context().get(), request, &response);
+  }
+
+  grpc::Status Unstage(const std::string& volume_id) {
+    csi::v1::NodeUnstageVolumeRequest request;
+    request.set_volume_id(volume_id);
+    request.set_staging_target_path(staging_);
+    csi::v1::NodeUnstageVolumeResponse response;
+    return node_stub_->NodeUnstageVolume(Context().get(), request, &response);
+  }
+
+  csi::v1::NodePublishVolumeRequest StagedPublish() {
+    csi::v1::NodePublishVolumeRequest request = ValidPublish();
+    request.set_volume_id("vol-1");
+    request.set_staging_target_path(staging_);
+    return request;
+  }
+
+  const std::string staging_ = dir_.Join("globalmount");
+};
+
+TEST_F(StagingDriverTest, AdvertisesStageUnstage) {
+  csi::v1::NodeGetCapabilitiesResponse capabilities;
+  ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
+  ASSERT_EQ(capabilities.capabilities_size(), 1);
+  EXPECT_EQ(capabilities.capabilities(0).rpc().type(),
+            csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
+}
+
+TEST_F(StagingDriverTest, PublishNeedsTheVolumeStagedFirst) {
+  EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  csi::v1::NodePublishVolumeRequest unstaged = StagedPublish();
+  unstaged.clear_staging_target_path();
+  EXPECT_EQ(Publish(unstaged).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  ASSERT_TRUE(Stage(ValidStage()).ok());
+  std::string staged;
+  ASSERT_TRUE(ReadFile(staging_ + "/" + kStagedFile, &staged));
+  EXPECT_THAT(staged, HasSubstr("publish_context devicePath /dev/xvdf"));
+  EXPECT_THAT(staged, ::testing::Not(HasSubstr("s3cret")));  // secrets never reach the disk
+  EXPECT_TRUE(Stage(ValidStage()).ok());                     // idempotent
+  csi::v1::NodeStageVolumeRequest other = ValidStage();
+  other.set_volume_id("vol-2");
+  EXPECT_EQ(Stage(other).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+
+  ASSERT_TRUE(Publish(StagedPublish()).ok());
+  ASSERT_TRUE(Unpublish("vol-1", dir_.Join("pod/mount")).ok());
+  EXPECT_EQ(Unstage("vol-2").error_code(), grpc::StatusCode::NOT_FOUND);
+  ASSERT_TRUE(Unstage("vol-1").ok());
+  EXPECT_TRUE(Unstage("vol-1").ok());  // idempotent
+  EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::IsEmpty());
+  EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(StagingDriverTest, MalformedStageIsInvalidArgument) {
+  for (auto mutate : std::vector<std::function<void(csi::v1::NodeStageVolumeRequest*)>>{
+           [](auto* r) { r->clear_volume_id(); },
+           [](auto* r) { r->clear_staging_target_path(); },
+           [](auto* r) { r->set_staging_target_path("relative"); },
+           [](auto* r) { r->clear_volume_capability(); },
+           [](auto* r) { r->mutable_volume_capability()->mutable_block(); }}) {
+    csi::v1::NodeStageVolumeRequest request = ValidStage();
+    mutate(&request);
+    EXPECT_EQ(Stage(request).error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << request.ShortDebugString();
+  }
+}
+
+TEST_F(SampleDriverTest, WithoutStageUnstageStagingIsUnimplemented) {
+  csi::v1::NodeStageVolumeRequest request;
+  csi::v1::NodeStageVolumeResponse response;
+  EXPECT_EQ(node_stub_->NodeStageVolume(Context().get(), request, &response).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
 }
 
 TEST_F(SampleDriverTest, ReadonlyVolumeFilesAreReadOnly) {

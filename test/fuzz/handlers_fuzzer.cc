@@ -1,7 +1,8 @@
 // Fuzzes the gRPC request handlers with arbitrary protobuf bytes: the registrar's Registration
 // and CSIRegistration services and the sample driver's Node service, called directly as gRPC
-// would after parsing. The first byte picks the handler. NodePublishVolume's target is always
-// redirected into a directory of this fuzzer's own.
+// would after parsing, the Node service both without and with --stage-unstage. The first byte
+// picks the handler. Target and staging paths are always redirected into a directory of this
+// fuzzer's own.
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -19,6 +20,7 @@ const std::string& Sandbox() {
     char templ[] = "/tmp/ndr-fuzz-XXXXXX";
     std::string d = mkdtemp(templ);
     mkdir((d + "/pod").c_str(), 0755);
+    mkdir((d + "/staging").c_str(), 0755);
     return d;
   }();
   return dir;
@@ -38,8 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.node_id = "node";
     return options;
   }());
+  static ndr::sample::NodeService staging_node([] {
+    ndr::sample::DriverOptions options;
+    options.node_id = "node";
+    options.stage_unstage = true;
+    return options;
+  }());
   grpc::ServerContext context;
-  switch (data[0] % 5) {
+  switch (data[0] % 8) {
     case 0: {
       pluginregistration::InfoRequest request;
       pluginregistration::PluginInfo response;
@@ -76,6 +84,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!request.ParseFromString(bytes)) break;
       request.set_target_path(Sandbox() + "/pod/mount");
       node.NodeUnpublishVolume(&context, &request, &response);
+      break;
+    }
+    case 5: {
+      csi::v1::NodeStageVolumeRequest request;
+      csi::v1::NodeStageVolumeResponse response;
+      if (!request.ParseFromString(bytes)) break;
+      request.set_staging_target_path(Sandbox() + "/staging");
+      staging_node.NodeStageVolume(&context, &request, &response);
+      break;
+    }
+    case 6: {
+      csi::v1::NodeUnstageVolumeRequest request;
+      csi::v1::NodeUnstageVolumeResponse response;
+      if (!request.ParseFromString(bytes)) break;
+      request.set_staging_target_path(Sandbox() + "/staging");
+      staging_node.NodeUnstageVolume(&context, &request, &response);
+      break;
+    }
+    case 7: {
+      csi::v1::NodePublishVolumeRequest request;
+      csi::v1::NodePublishVolumeResponse response;
+      if (!request.ParseFromString(bytes)) break;
+      request.set_target_path(Sandbox() + "/pod/mount");
+      if (!request.staging_target_path().empty()) {
+        request.set_staging_target_path(Sandbox() + "/staging");
+      }
+      staging_node.NodePublishVolume(&context, &request, &response);
       break;
     }
   }

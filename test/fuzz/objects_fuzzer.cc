@@ -9,7 +9,10 @@
 #include <string>
 
 #include "kubeletclient/objects/k8s_objects.h"
+#include "kubeletclient/csi/csi_client.h"
 #include "kubeletclient/csi/publisher.h"
+#include "kubeletclient/csi/volume_plan.h"
+#include "nlohmann/json.hpp"
 
 namespace {
 
@@ -60,19 +63,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const ndr::kubelet::Pod& pod : objects.pods) {
     auto plans = ndr::kubelet::PlanVolumes(pod, objects, drivers, options);
     if (!plans.ok()) continue;
+    (void)ndr::kubelet::WaitForAttachments(objects, options.node_name, &*plans);
     for (const ndr::kubelet::VolumePlan& plan : *plans) {
-      const auto& context = plan.request.volume_context();
+      const auto& context = plan.volume_context;
       auto name = context.find(ndr::kubelet::kPodNameKey);
       auto uid = context.find(ndr::kubelet::kPodUidKey);
       if (name == context.end() || name->second != pod.name || uid == context.end() ||
           uid->second != pod.uid) {
         abort();  // pod info is required by every driver here, and must be the pod's own
       }
-      for (const std::string& path : {plan.paths.dir, plan.paths.mount, plan.paths.vol_data,
-                                      plan.request.target_path()}) {
-        CheckUnderRoot(path);
+      std::vector<std::string> paths = {plan.paths.dir, plan.paths.mount, plan.paths.vol_data};
+      if (plan.device.has_value()) {
+        paths.insert(paths.end(),
+                     {plan.device->dir, plan.device->globalmount, plan.device->vol_data});
       }
-      (void)ndr::kubelet::RedactedRequestJson(plan.request);
+      for (const std::string& path : paths) CheckUnderRoot(path);
+      // What the command reports as sent: no secret's value, whatever the secret holds.
+      csi::v1::NodePublishVolumeRequest request;
+      request.mutable_secrets()->insert(plan.publish_secrets.begin(), plan.publish_secrets.end());
+      const auto report = nlohmann::json::parse(ndr::kubelet::RedactedJson(request));
+      for (const auto& [key, value] : plan.publish_secrets) {
+        if (report["secrets"][key] != "(redacted)") abort();
+      }
     }
   }
   return 0;

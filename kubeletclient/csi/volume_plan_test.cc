@@ -1,4 +1,4 @@
-#include "kubeletclient/csi/publisher.h"
+#include "kubeletclient/csi/volume_plan.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -62,20 +62,19 @@ TEST_F(PlanTest, InlineVolumeAsKubeletWouldSendIt) {
   ASSERT_EQ(plans->size(), 1u);
   const VolumePlan& plan = (*plans)[0];
   EXPECT_EQ(plan.mode, "Ephemeral");
-  EXPECT_EQ(plan.request.volume_id(), EphemeralVolumeHandle("uid-1", "info"));
-  EXPECT_EQ(plan.request.target_path(),
-            "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~csi/info/mount");
-  EXPECT_EQ(plan.request.volume_capability().access_mode().mode(),
-            csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
-  EXPECT_TRUE(plan.request.volume_capability().has_mount());
-  EXPECT_TRUE(plan.request.staging_target_path().empty());
+  EXPECT_EQ(plan.handle, EphemeralVolumeHandle("uid-1", "info"));
+  EXPECT_EQ(plan.paths.mount, "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~csi/info/mount");
+  EXPECT_EQ(plan.capability.access_mode, "ReadWriteOnce");
+  EXPECT_FALSE(plan.capability.block);
+  EXPECT_FALSE(plan.device.has_value());  // never staged
+  EXPECT_FALSE(plan.attach_required);     // never attached
   // Nobody asked for pod info: none is sent.
-  EXPECT_EQ(plan.request.volume_context().size(), 1u);
+  EXPECT_EQ(plan.volume_context.size(), 1u);
   EXPECT_EQ(plan.vol_data.at("volumeLifecycleMode"), "Ephemeral");
   EXPECT_EQ(plan.vol_data.at("specVolID"), "info");
   EXPECT_EQ(plan.vol_data.at("nodeName"), "node1");
   EXPECT_EQ(plan.vol_data.at("attachmentID"),
-            AttachmentName(plan.request.volume_id(), kDriver, "node1"));
+            AttachmentName(plan.handle, kDriver, "node1"));
 }
 
 TEST_F(PlanTest, PodInfoForEitherSwitchAndSpoofedKeysOverwritten) {
@@ -86,7 +85,7 @@ TEST_F(PlanTest, PodInfoForEitherSwitchAndSpoofedKeysOverwritten) {
     drivers_[kDriver].requires_publish_pod = which == 1;
     auto plans = Plan();
     ASSERT_THAT(plans, IsOk());
-    const auto& context = (*plans)[0].request.volume_context();
+    const auto& context = (*plans)[0].volume_context;
     EXPECT_EQ(context.at(kPodNameKey), "web") << which;
     EXPECT_EQ(context.at(kPodNamespaceKey), "shop") << which;
     EXPECT_EQ(context.at(kPodUidKey), "uid-1") << which;
@@ -99,8 +98,8 @@ TEST_F(PlanTest, PodInfoForEitherSwitchAndSpoofedKeysOverwritten) {
   auto plans = Plan();
   ASSERT_THAT(plans, IsOk());
   // Without either switch the pod's own keys pass through untouched, and none are added.
-  EXPECT_EQ((*plans)[0].request.volume_context().at(kPodNameKey), "someone-else");
-  EXPECT_EQ((*plans)[0].request.volume_context().count(kServiceAccountKey), 0u);
+  EXPECT_EQ((*plans)[0].volume_context.at(kPodNameKey), "someone-else");
+  EXPECT_EQ((*plans)[0].volume_context.count(kServiceAccountKey), 0u);
 }
 
 TEST_F(PlanTest, InlineRefusals) {
@@ -135,8 +134,10 @@ TEST_F(PlanTest, SecretsOnlyFromThePodsNamespace) {
   objects_.secrets[{"shop", "creds"}] = Secret{"shop", "creds", {{"password", "hunter2"}}};
   auto plans = Plan();
   ASSERT_THAT(plans, IsOk());
-  EXPECT_EQ((*plans)[0].request.secrets().at("password"), "hunter2");
-  const std::string shown = RedactedRequestJson((*plans)[0].request);
+  EXPECT_EQ((*plans)[0].publish_secrets.at("password"), "hunter2");
+  csi::v1::NodePublishVolumeRequest request;
+  request.mutable_secrets()->insert({"password", "hunter2"});
+  const std::string shown = RedactedJson(request);
   EXPECT_THAT(shown, ::testing::Not(HasSubstr("hunter2")));
   EXPECT_THAT(shown, HasSubstr("\"password\":\"(redacted)\""));
 }
@@ -174,24 +175,37 @@ TEST_F(PlanTest, PersistentVolumeThroughItsClaim) {
                                "volume mode \"Persistent\" not supported by driver "
                                "sample.csi.example.com (only supports [\"Ephemeral\"])"));
   objects_.csi_drivers[kDriver].volume_lifecycle_modes = {"Ephemeral", "Persistent"};
-  EXPECT_THAT(Plan(), StatusIs(absl::StatusCode::kFailedPrecondition, "requires attaching"));
-  objects_.csi_drivers[kDriver].attach_required = false;
   objects_.csi_drivers[kDriver].pod_info_on_mount = true;
   auto plans = Plan();
   ASSERT_THAT(plans, IsOk());
   const VolumePlan& plan = (*plans)[0];
   EXPECT_EQ(plan.mode, "Persistent");
-  EXPECT_EQ(plan.request.volume_id(), "vol-17");
-  EXPECT_EQ(plan.request.target_path(),
-            "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~csi/pv-1/mount");
-  EXPECT_TRUE(plan.request.readonly());
-  EXPECT_EQ(plan.request.volume_capability().mount().fs_type(), "ext4");
-  EXPECT_EQ(plan.request.volume_capability().mount().mount_flags(0), "noatime");
-  EXPECT_EQ(plan.request.volume_capability().access_mode().mode(),
-            csi::v1::VolumeCapability::AccessMode::MULTI_NODE_READER_ONLY);
-  EXPECT_EQ(plan.request.volume_context().at(kEphemeralKey), "false");
-  EXPECT_EQ(plan.request.volume_context().at("tier"), "gold");
+  EXPECT_EQ(plan.handle, "vol-17");
+  EXPECT_EQ(plan.paths.mount, "/var/lib/kubelet/pods/uid-1/volumes/kubernetes.io~csi/pv-1/mount");
+  // The device directory: sha256sum of "vol-17", computed apart from this code.
+  ASSERT_TRUE(plan.device.has_value());
+  EXPECT_EQ(plan.device->globalmount,
+            "/var/lib/kubelet/plugins/kubernetes.io/csi/sample.csi.example.com/"
+            "5860cf411a63f259bc343f29f9ab64f1ac51b4cbc8e38595871e6930b5013736/globalmount");
+  // spec.csi.readOnly is not what makes a volume read-only; the pod's claim is.
+  EXPECT_FALSE(plan.read_only);
+  EXPECT_EQ(plan.capability.fs_type, "ext4");
+  EXPECT_EQ(plan.capability.mount_flags, std::vector<std::string>{"noatime"});
+  EXPECT_EQ(plan.capability.access_mode, "ReadOnlyMany");
+  EXPECT_EQ(plan.volume_context.at(kEphemeralKey), "false");
+  EXPECT_EQ(plan.volume_context.at("tier"), "gold");
+  EXPECT_EQ(plan.volume_attributes, (StringMap{{"tier", "gold"}}));  // NodeStage: no pod info
   EXPECT_EQ(plan.vol_data.at("volumeLifecycleMode"), "Persistent");
+  // No attachRequired in the CSIDriver object: the API server's default, true.
+  EXPECT_TRUE(plan.attach_required);
+  objects_.csi_drivers[kDriver].attach_required = false;
+  plans = Plan();
+  ASSERT_THAT(plans, IsOk());
+  EXPECT_FALSE((*plans)[0].attach_required);
+  pod_.volumes[0].claim_read_only = true;
+  plans = Plan();
+  ASSERT_THAT(plans, IsOk());
+  EXPECT_TRUE((*plans)[0].read_only);
 }
 
 }  // namespace

@@ -1,0 +1,176 @@
+#include "kubeletclient/csi/csi_client.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/endpoint.h"
+#include "google/protobuf/util/json_util.h"
+#include "kubeletclient/util/grpc_status.h"
+
+namespace ndr::kubelet {
+
+using Mode = csi::v1::VolumeCapability::AccessMode;
+using RpcType = csi::v1::NodeServiceCapability::RPC;
+
+Mode::Mode CsiAccessMode(const std::string& mode, bool single_node_multi_writer) {
+  if (mode == "ReadWriteOnce") {
+    return single_node_multi_writer ? Mode::SINGLE_NODE_MULTI_WRITER : Mode::SINGLE_NODE_WRITER;
+  }
+  if (mode == "ReadOnlyMany") return Mode::MULTI_NODE_READER_ONLY;
+  if (mode == "ReadWriteMany") return Mode::MULTI_NODE_MULTI_WRITER;
+  if (mode == "ReadWriteOncePod") {
+    return single_node_multi_writer ? Mode::SINGLE_NODE_SINGLE_WRITER : Mode::SINGLE_NODE_WRITER;
+  }
+  return Mode::UNKNOWN;
+}
+
+std::string RedactedJson(const google::protobuf::Message& message) {
+  std::unique_ptr<google::protobuf::Message> copy(message.New());
+  copy->CopyFrom(message);
+  // Every map field named "secrets" (NodeStageVolume, NodePublishVolume) keeps its keys only.
+  const google::protobuf::FieldDescriptor* secrets =
+      copy->GetDescriptor()->FindFieldByName("secrets");
+  if (secrets != nullptr && secrets->is_map()) {
+    const google::protobuf::Reflection* reflection = copy->GetReflection();
+    const google::protobuf::FieldDescriptor* value = secrets->message_type()->map_value();
+    for (int i = 0; i < reflection->FieldSize(*copy, secrets); ++i) {
+      google::protobuf::Message* entry = reflection->MutableRepeatedMessage(copy.get(), secrets, i);
+      entry->GetReflection()->SetString(entry, value, "(redacted)");
+    }
+  }
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(*copy, &text, options);
+  return text;
+}
+
+CsiNodeClient::CsiNodeClient(std::string endpoint, absl::Duration timeout,
+                             std::vector<SentCall>* sent)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), sent_(sent) {}
+
+void CsiNodeClient::Record(const std::string& method, const google::protobuf::Message& request) {
+  if (sent_ != nullptr) sent_->push_back({method, RedactedJson(request)});
+}
+
+std::unique_ptr<csi::v1::Node::Stub> CsiNodeClient::Stub() const {
+  // A channel of its own for every call, as kubelet dials for every call.
+  absl::StatusOr<std::string> path = UnixSocketPath(endpoint_, "CSI endpoint");
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return csi::v1::Node::NewStub(grpc::CreateCustomChannel(
+      GrpcUnixTarget(path.ok() ? *path : endpoint_), grpc::InsecureChannelCredentials(), args));
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsCapability(RpcType::Type type) {
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeGetCapabilitiesResponse response;
+  Record("NodeGetCapabilities", csi::v1::NodeGetCapabilitiesRequest());
+  grpc::Status status = Stub()->NodeGetCapabilities(&context, {}, &response);
+  if (!status.ok()) return FromGrpc(status, "NodeGetCapabilities");
+  for (const auto& capability : response.capabilities()) {
+    if (capability.rpc().type() == type) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsStageUnstage() {
+  return NodeSupportsCapability(RpcType::STAGE_UNSTAGE_VOLUME);
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsVolumeMountGroup() {
+  return NodeSupportsCapability(RpcType::VOLUME_MOUNT_GROUP);
+}
+
+absl::StatusOr<csi::v1::VolumeCapability> CsiNodeClient::Capability(const CapabilityArgs& args) {
+  absl::StatusOr<bool> multi_writer = NodeSupportsCapability(RpcType::SINGLE_NODE_MULTI_WRITER);
+  if (!multi_writer.ok()) return multi_writer.status();
+  csi::v1::VolumeCapability capability;
+  capability.mutable_access_mode()->set_mode(CsiAccessMode(args.access_mode, *multi_writer));
+  if (args.block) {
+    capability.mutable_block();
+  } else {
+    auto* mount = capability.mutable_mount();
+    mount->set_fs_type(args.fs_type);
+    for (const std::string& flag : args.mount_flags) mount->add_mount_flags(flag);
+    if (args.mount_group.has_value()) {
+      mount->set_volume_mount_group(absl::StrCat(*args.mount_group));
+    }
+  }
+  return capability;
+}
+
+absl::Status CsiNodeClient::NodeStageVolume(const std::string& handle,
+                                            const StringMap& publish_context,
+                                            const std::string& staging_path,
+                                            const CapabilityArgs& capability,
+                                            const StringMap& secrets,
+                                            const StringMap& volume_context,
+                                            csi::v1::NodeStageVolumeRequest* sent) {
+  absl::StatusOr<csi::v1::VolumeCapability> cap = Capability(capability);
+  if (!cap.ok()) return cap.status();
+  csi::v1::NodeStageVolumeRequest& request = *sent;
+  request.set_volume_id(handle);
+  request.mutable_publish_context()->insert(publish_context.begin(), publish_context.end());
+  request.set_staging_target_path(staging_path);
+  *request.mutable_volume_capability() = *cap;
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
+  request.mutable_volume_context()->insert(volume_context.begin(), volume_context.end());
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeStageVolumeResponse response;
+  Record("NodeStageVolume", request);
+  return FromGrpc(Stub()->NodeStageVolume(&context, request, &response), "NodeStageVolume");
+}
+
+absl::Status CsiNodeClient::NodePublishVolume(const std::string& handle, bool readonly,
+                                              const std::string& staging_path,
+                                              const std::string& target_path,
+                                              const CapabilityArgs& capability,
+                                              const StringMap& publish_context,
+                                              const StringMap& volume_context,
+                                              const StringMap& secrets,
+                                              csi::v1::NodePublishVolumeRequest* sent) {
+  absl::StatusOr<csi::v1::VolumeCapability> cap = Capability(capability);
+  if (!cap.ok()) return cap.status();
+  csi::v1::NodePublishVolumeRequest& request = *sent;
+  request.set_volume_id(handle);
+  request.set_target_path(target_path);
+  request.set_readonly(readonly);
+  request.mutable_publish_context()->insert(publish_context.begin(), publish_context.end());
+  request.mutable_volume_context()->insert(volume_context.begin(), volume_context.end());
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
+  if (!staging_path.empty()) request.set_staging_target_path(staging_path);
+  *request.mutable_volume_capability() = *cap;
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodePublishVolumeResponse response;
+  Record("NodePublishVolume", request);
+  return FromGrpc(Stub()->NodePublishVolume(&context, request, &response), "NodePublishVolume");
+}
+
+absl::Status CsiNodeClient::NodeUnstageVolume(const std::string& handle,
+                                              const std::string& staging_path) {
+  csi::v1::NodeUnstageVolumeRequest request;
+  request.set_volume_id(handle);
+  request.set_staging_target_path(staging_path);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeUnstageVolumeResponse response;
+  Record("NodeUnstageVolume", request);
+  return FromGrpc(Stub()->NodeUnstageVolume(&context, request, &response), "NodeUnstageVolume");
+}
+
+absl::Status CsiNodeClient::NodeUnpublishVolume(const std::string& handle,
+                                                const std::string& target_path) {
+  csi::v1::NodeUnpublishVolumeRequest request;
+  request.set_volume_id(handle);
+  request.set_target_path(target_path);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeUnpublishVolumeResponse response;
+  Record("NodeUnpublishVolume", request);
+  return FromGrpc(Stub()->NodeUnpublishVolume(&context, request, &response),
+                  "NodeUnpublishVolume");
+}
+
+}  // namespace ndr::kubelet

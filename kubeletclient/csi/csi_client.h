@@ -1,0 +1,86 @@
+// The only part of kubeletclient's volume side that speaks gRPC to a CSI driver, as kubelet's
+// pkg/volume/csi/csi_client.go does: a new connection for every call; a NodeGetCapabilities for
+// every question about a capability (kubelet caches none); and, inside NodeStageVolume and
+// NodePublishVolume, one more NodeGetCapabilities to choose the access-mode mapping
+// (getNodeV1AccessModeMapper), so that a driver sees kubelet's calls, one for one.
+//
+// Thread-compatible; each call blocks for at most the timeout.
+#ifndef NDR_KUBELETCLIENT_CSI_CSI_CLIENT_H_
+#define NDR_KUBELETCLIENT_CSI_CSI_CLIENT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/csi/csi.grpc.pb.h"
+
+namespace ndr::kubelet {
+
+using StringMap = std::map<std::string, std::string>;
+
+// What a VolumeCapability is made of.
+struct CapabilityArgs {
+  std::string access_mode = "ReadWriteOnce";  // the Kubernetes access mode
+  bool block = false;                         // a Block capability instead of Mount
+  std::string fs_type;
+  std::vector<std::string> mount_flags;
+  std::optional<int64_t> mount_group;  // MountVolume.volume_mount_group, when delegated
+};
+
+// kubelet's asCSIAccessModeV1 and, for drivers with SINGLE_NODE_MULTI_WRITER,
+// asSingleNodeMultiWriterCapableCSIAccessModeV1.
+csi::v1::VolumeCapability::AccessMode::Mode CsiAccessMode(const std::string& mode,
+                                                          bool single_node_multi_writer);
+
+// A call made: the method and its request as JSON (proto field names), secret values replaced
+// by "(redacted)". For the command's report of what was sent.
+struct SentCall {
+  std::string method;
+  std::string request_json;
+};
+
+// `message` as JSON with proto field names, the values of a `secrets` map redacted.
+std::string RedactedJson(const google::protobuf::Message& message);
+
+class CsiNodeClient {
+ public:
+  // Every call is appended to `sent`, if given, as it is made.
+  CsiNodeClient(std::string endpoint, absl::Duration timeout,
+                std::vector<SentCall>* sent = nullptr);
+
+  // nodeSupportsCapability: one NodeGetCapabilities each.
+  absl::StatusOr<bool> NodeSupportsStageUnstage();
+  absl::StatusOr<bool> NodeSupportsVolumeMountGroup();
+
+  // Each fills `sent` with the request once it is built, whether or not the call succeeds.
+  absl::Status NodeStageVolume(const std::string& handle, const StringMap& publish_context,
+                               const std::string& staging_path, const CapabilityArgs& capability,
+                               const StringMap& secrets, const StringMap& volume_context,
+                               csi::v1::NodeStageVolumeRequest* sent);
+  absl::Status NodePublishVolume(const std::string& handle, bool readonly,
+                                 const std::string& staging_path, const std::string& target_path,
+                                 const CapabilityArgs& capability, const StringMap& publish_context,
+                                 const StringMap& volume_context, const StringMap& secrets,
+                                 csi::v1::NodePublishVolumeRequest* sent);
+  absl::Status NodeUnstageVolume(const std::string& handle, const std::string& staging_path);
+  absl::Status NodeUnpublishVolume(const std::string& handle, const std::string& target_path);
+
+ private:
+  absl::StatusOr<bool> NodeSupportsCapability(csi::v1::NodeServiceCapability::RPC::Type type);
+  // getNodeV1AccessModeMapper: the capability with SINGLE_NODE_MULTI_WRITER known.
+  absl::StatusOr<csi::v1::VolumeCapability> Capability(const CapabilityArgs& args);
+  std::unique_ptr<csi::v1::Node::Stub> Stub() const;
+  void Record(const std::string& method, const google::protobuf::Message& request);
+
+  const std::string endpoint_;
+  const absl::Duration timeout_;
+  std::vector<SentCall>* const sent_;
+};
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_CSI_CSI_CLIENT_H_

@@ -1,0 +1,134 @@
+#include "kubeletclient/csi/csi_mounter.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "kubeletclient/csi/csi_attacher.h"
+#include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/util/files.h"
+
+namespace ndr::kubelet {
+namespace {
+
+absl::Status Failed(const char* operation, const std::string& spec_name,
+                    const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(operation, " failed for volume ",
+                                                  GoQuote(spec_name), " : ", status.message()));
+}
+
+}  // namespace
+
+bool SupportsFsGroup(const VolumePlan& plan) {
+  if (!plan.fs_group.has_value() || plan.fs_group_policy == "None" || plan.read_only) return false;
+  if (plan.fs_group_policy == "File") return true;
+  // ReadWriteOnceWithFSType: an fs type, and ReadWriteOnce among the PV's access modes (inline
+  // volumes are mounted ReadWriteOnce).
+  return !plan.capability.fs_type.empty() && plan.access_modes_include_rwo;
+}
+
+absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool read_only) {
+  // nftw's callback cannot carry state; one walk at a time is all kubeletclient needs.
+  static thread_local gid_t group;
+  static thread_local mode_t mask;
+  static thread_local int failure;
+  group = static_cast<gid_t>(fs_group);
+  mask = read_only ? 0440 : 0660;
+  failure = 0;
+  const int walked = nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat* st, int type, struct FTW*) {
+        if (lchown(path, static_cast<uid_t>(-1), group) != 0) {
+          failure = errno;
+          return 1;
+        }
+        if (type == FTW_SL || S_ISLNK(st->st_mode)) return 0;  // chmod would follow it
+        mode_t mode = (st->st_mode & 07777) | mask;
+        if (S_ISDIR(st->st_mode)) mode |= S_ISGID | 0110;
+        if (chmod(path, mode) != 0) {
+          failure = errno;
+          return 1;
+        }
+        return 0;
+      },
+      16, FTW_PHYS);
+  if (walked != 0) {
+    return absl::InternalError(absl::StrCat("applyFSGroup failed for vol ", dir, ": ",
+                                            strerror(failure != 0 ? failure : errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client) {
+  auto failed = [&](const absl::Status& status) {
+    return Failed("MountVolume.SetUp", plan.spec_name, status);
+  };
+  std::string staging_path;
+  if (plan.mode == "Persistent") {
+    absl::StatusOr<bool> stage = client->NodeSupportsStageUnstage();
+    if (!stage.ok()) {
+      return failed(absl::Status(stage.status().code(),
+                                 absl::StrCat("kubernetes.io/csi: mounter.SetUpAt failed to check "
+                                              "for STAGE_UNSTAGE_VOLUME capability: ",
+                                              stage.status().message())));
+    }
+    if (*stage) staging_path = plan.device->globalmount;
+  }
+  if (absl::Status s = MakeDirs(plan.paths.dir, 0750); !s.ok()) return failed(s);
+  CapabilityArgs capability = plan.capability;
+  absl::StatusOr<bool> mount_group = client->NodeSupportsVolumeMountGroup();
+  if (!mount_group.ok()) {
+    return failed(absl::Status(mount_group.status().code(),
+                               absl::StrCat("kubernetes.io/csi: mounter.SetUpAt failed to "
+                                            "determine if the node service has "
+                                            "VOLUME_MOUNT_GROUP capability: ",
+                                            mount_group.status().message())));
+  }
+  if (*mount_group) capability.mount_group = plan.fs_group;
+  // vol_data.json before the call, so that a volume the driver did publish can be torn down.
+  absl::Status status = SaveVolData(plan.paths.vol_data, plan.vol_data);
+  if (status.ok()) {
+    csi::v1::NodePublishVolumeRequest sent;
+    status = client->NodePublishVolume(plan.handle, plan.read_only, staging_path, plan.paths.mount,
+                                       capability, plan.publish_context, plan.volume_context,
+                                       plan.publish_secrets, &sent);
+  }
+  if (!status.ok()) {
+    if (IsFinalError(status)) {
+      if (absl::Status cleanup = RemoveMountDir(plan.paths.mount); !cleanup.ok()) {
+        return failed(absl::Status(status.code(), absl::StrCat(status.message(), "; cleaning up: ",
+                                                               cleanup.message())));
+      }
+    }
+    return failed(status);
+  }
+  if (!*mount_group && SupportsFsGroup(plan)) {
+    if (absl::Status s = SetVolumeOwnership(plan.paths.mount, *plan.fs_group, plan.read_only);
+        !s.ok()) {
+      return failed(s);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TearDown(const PodVolumePaths& paths, const VolumeRef& ref,
+                      const std::string& spec_name, CsiNodeClient* client) {
+  auto failed = [&](const absl::Status& status) {
+    return Failed("UnmountVolume.TearDown", spec_name, status);
+  };
+  if (absl::Status s = client->NodeUnpublishVolume(ref.handle, paths.mount); !s.ok()) {
+    return failed(absl::Status(s.code(), absl::StrCat("kubernetes.io/csi: Unmounter.TearDownAt "
+                                                      "failed: ", s.message())));
+  }
+  if (absl::Status s = RemoveMountDir(paths.mount); !s.ok()) {
+    return failed(absl::Status(s.code(), absl::StrCat("kubernetes.io/csi: Unmounter.TearDownAt "
+                                                      "failed to clean mount dir [",
+                                                      paths.mount, "]: ", s.message())));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ndr::kubelet
