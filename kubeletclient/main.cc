@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
                                                : ndr::kubelet::RunUnpublish(publish);
     std::cout << outcome.json;
     if (!outcome.error.empty()) return Fail(outcome.error);
+    for (const std::string& error : outcome.volume_errors) Fail(error);
     return outcome.ok ? 0 : 1;
   }
   if (command == "watch") {

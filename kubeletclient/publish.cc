@@ -105,6 +105,10 @@ CommandOutcome RunPublish(const PublishCommand& command) {
                   {"volDataFile", plan.paths.vol_data}};
     Report(published, &entry);
     entry["result"] = published.status.ok() ? "published" : std::string(published.status.message());
+    if (!published.status.ok()) {
+      outcome.volume_errors.push_back(
+          absl::StrCat("volume \"", plan.pod_volume, "\": ", published.status.message()));
+    }
     volumes.push_back(entry);
   }
   out["volumes"] = volumes;
@@ -143,6 +147,10 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
     Report(unpublished, &entry);
     entry["result"] =
         unpublished.status.ok() ? "unpublished" : std::string(unpublished.status.message());
+    if (!unpublished.status.ok()) {
+      outcome.volume_errors.push_back(
+          absl::StrCat(plan.paths.dir, ": ", unpublished.status.message()));
+    }
     volumes.push_back(entry);
   }
   out["volumes"] = volumes;

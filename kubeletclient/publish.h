@@ -26,6 +26,7 @@ struct CommandOutcome {
   bool ok = false;     // every volume succeeded
   std::string json;    // what happened, secrets redacted
   std::string error;   // why nothing was done, when nothing could be
+  std::vector<std::string> volume_errors;  // "volume "x": why", for each volume that failed
 };
 
 CommandOutcome RunPublish(const PublishCommand& command);

@@ -1,0 +1,682 @@
+// Golden tests of the kubelet side's volume sequence: `kubeletclient publish` and `unpublish` as
+// real processes against a CSI driver faked in this process that records every call, and the
+// exact files left under --root-dir after each step.
+//
+// The expected calls and files are written from kubelet v1.26's CSI volume plugin, not from this
+// code: pkg/volume/csi/csi_attacher.go (WaitForAttach, MountDevice, UnmountDevice,
+// makeDeviceMountPath), csi_mounter.go (SetUpAt, TearDownAt, supportsFSGroup), csi_client.go
+// (NodeStageVolume, NodePublishVolume, nodeSupportsCapability, getNodeV1AccessModeMapper,
+// asCSIAccessModeV1, asSingleNodeMultiWriterCapableCSIAccessModeV1), csi_util.go
+// (saveVolumeData, removeMountDir) and pkg/volume/util/operationexecutor/operation_generator.go
+// (the order). Each kubeletclient command also starts with the registration handshake, whose
+// only call on the driver is NodeGetInfo. Hashes were computed with sha256sum.
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "api/csi/csi.grpc.pb.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::ndr::testing::WriteFile;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+constexpr char kDriver[] = "rec.csi.example.com";
+// sha256("vol-1"), sha256("vol-1" + kDriver + "node-1"), and the same for vol-2.
+constexpr char kVol1Sha[] = "d2e8363faaac7ae76def3b14091d8eb5755f6b92e9531627aeec833a8731cc49";
+constexpr char kVol1Attachment[] =
+    "csi-3b7ff80b77217c168bf7b1048bc16077bbca2f3995b537170cd1240c42ecd08e";
+// The inline volume "scratch" of pod uid-a: csi- + sha256("uid-a" + "scratch"), and its
+// attachment ID.
+constexpr char kInlineHandle[] =
+    "csi-f16568175e9bc143f37c5c3a79ebefa0420e3bd228332868514e1ad642187d53";
+constexpr char kInlineAttachment[] =
+    "csi-6b1a90d10759434b789979c347d9e8c65e9dd9e62ef04b7cd0be582bfab2e089";
+
+// A CSI driver that records every Node call, as "Method <request in protobuf text>", with the
+// root directory shown as <root>. Its capabilities and failures are the test's to choose.
+class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1::Node::Service {
+ public:
+  struct Config {
+    bool stage = false;         // STAGE_UNSTAGE_VOLUME
+    bool mount_group = false;   // VOLUME_MOUNT_GROUP
+    bool multi_writer = false;  // SINGLE_NODE_MULTI_WRITER
+    std::map<std::string, grpc::Status> fail;  // by method
+  };
+
+  RecordingDriver(const std::string& socket, std::string root) : root_(std::move(root)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+    builder.RegisterService(static_cast<csi::v1::Identity::Service*>(this));
+    builder.RegisterService(static_cast<csi::v1::Node::Service*>(this));
+    server_ = builder.BuildAndStart();
+  }
+  ~RecordingDriver() override { server_->Shutdown(std::chrono::system_clock::now()); }
+
+  void Configure(Config config) {
+    std::lock_guard<std::mutex> lock(mu_);
+    config_ = std::move(config);
+  }
+  // The calls recorded since the last Take().
+  std::vector<std::string> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::exchange(calls_, {});
+  }
+
+  grpc::Status GetPluginInfo(grpc::ServerContext*, const csi::v1::GetPluginInfoRequest*,
+                             csi::v1::GetPluginInfoResponse* response) override {
+    response->set_name(kDriver);
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest* request,
+                           csi::v1::NodeGetInfoResponse* response) override {
+    response->set_node_id("node-1");
+    return Record("NodeGetInfo", *request);
+  }
+  grpc::Status NodeGetCapabilities(grpc::ServerContext*,
+                                   const csi::v1::NodeGetCapabilitiesRequest* request,
+                                   csi::v1::NodeGetCapabilitiesResponse* response) override {
+    using Rpc = csi::v1::NodeServiceCapability::RPC;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto [on, type] : {std::pair{config_.stage, Rpc::STAGE_UNSTAGE_VOLUME},
+                            std::pair{config_.mount_group, Rpc::VOLUME_MOUNT_GROUP},
+                            std::pair{config_.multi_writer, Rpc::SINGLE_NODE_MULTI_WRITER}}) {
+      if (on) response->add_capabilities()->mutable_rpc()->set_type(type);
+    }
+    return RecordLocked("NodeGetCapabilities", *request);
+  }
+  grpc::Status NodeStageVolume(grpc::ServerContext*, const csi::v1::NodeStageVolumeRequest* request,
+                               csi::v1::NodeStageVolumeResponse*) override {
+    return Record("NodeStageVolume", *request);
+  }
+  grpc::Status NodeUnstageVolume(grpc::ServerContext*,
+                                 const csi::v1::NodeUnstageVolumeRequest* request,
+                                 csi::v1::NodeUnstageVolumeResponse*) override {
+    return Record("NodeUnstageVolume", *request);
+  }
+  grpc::Status NodePublishVolume(grpc::ServerContext*,
+                                 const csi::v1::NodePublishVolumeRequest* request,
+                                 csi::v1::NodePublishVolumeResponse*) override {
+    grpc::Status status = Record("NodePublishVolume", *request);
+    // The mount directory is the driver's to make, as a real driver's mount would.
+    if (status.ok()) mkdir(request->target_path().c_str(), 0750);
+    return status;
+  }
+  grpc::Status NodeUnpublishVolume(grpc::ServerContext*,
+                                   const csi::v1::NodeUnpublishVolumeRequest* request,
+                                   csi::v1::NodeUnpublishVolumeResponse*) override {
+    grpc::Status status = Record("NodeUnpublishVolume", *request);
+    if (status.ok()) rmdir(request->target_path().c_str());
+    return status;
+  }
+
+ private:
+  grpc::Status Record(const std::string& method, const google::protobuf::Message& request) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return RecordLocked(method, request);
+  }
+  grpc::Status RecordLocked(const std::string& method, const google::protobuf::Message& request) {
+    const std::string text = absl::StrReplaceAll(request.ShortDebugString(), {{root_, "<root>"}});
+    calls_.push_back(text.empty() ? method : absl::StrCat(method, " ", text));
+    auto failure = config_.fail.find(method);
+    return failure == config_.fail.end() ? grpc::Status::OK : failure->second;
+  }
+
+  const std::string root_;
+  std::mutex mu_;
+  Config config_;
+  std::vector<std::string> calls_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// The driver's registrar, as kubelet sees it: GetInfo names the driver and its socket.
+class FakeRegistrar final : public pluginregistration::Registration::Service {
+ public:
+  FakeRegistrar(const std::string& socket, std::string endpoint) : endpoint_(std::move(endpoint)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeRegistrar() override { server_->Shutdown(std::chrono::system_clock::now()); }
+  grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+                       pluginregistration::PluginInfo* info) override {
+    info->set_type("CSIPlugin");
+    info->set_name(kDriver);
+    info->set_endpoint(endpoint_);
+    info->add_supported_versions("1.0.0");
+    return grpc::Status::OK;
+  }
+  grpc::Status NotifyRegistrationStatus(grpc::ServerContext*,
+                                        const pluginregistration::RegistrationStatus*,
+                                        pluginregistration::RegistrationStatusResponse*) override {
+    return grpc::Status::OK;
+  }
+
+ private:
+  const std::string endpoint_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// A pod with one volume, `volume` (YAML of one item of spec.volumes).
+std::string PodYaml(const std::string& name, const std::string& uid, const std::string& volume,
+                    const std::string& extra_spec = "") {
+  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name,
+                      ", namespace: shop, uid: ", uid, "}\nspec:\n", extra_spec,
+                      "  volumes:\n  - ", volume, "\n");
+}
+
+constexpr char kClaimVolume[] = "{name: data, persistentVolumeClaim: {claimName: data}}";
+
+// The claim "data" bound to PV pv-1 (handle vol-1, ext4), with `pv_spec` added to the PV's spec.
+std::string ClaimAndVolume(const std::string& access_modes = "[ReadWriteOnce]",
+                           const std::string& csi_extra = "") {
+  return absl::StrCat(R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: shop}
+spec: {volumeName: pv-1}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-1}
+spec:
+  accessModes: )", access_modes, R"(
+  mountOptions: [noatime]
+  csi:
+    driver: rec.csi.example.com
+    volumeHandle: vol-1
+    fsType: ext4
+    volumeAttributes: {tier: gold}
+)", csi_extra);
+}
+
+std::string CsiDriverYaml(const std::string& spec) {
+  return absl::StrCat("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: ", kDriver,
+                      "}\nspec: ", spec, "\n");
+}
+
+std::string AttachmentYaml(const std::string& status) {
+  return absl::StrCat("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: ",
+                      kVol1Attachment, "}\nspec: {attacher: ", kDriver,
+                      ", nodeName: node-1, source: {persistentVolumeName: pv-1}}\nstatus: ",
+                      status, "\n");
+}
+
+class KubeletSequenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const std::string& d : {reg_, root_, objects_}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+    registrar_ = std::make_unique<FakeRegistrar>(reg_ + "/rec-reg.sock", dir_.Join("csi.sock"));
+  }
+
+  // Writes the pod and the objects; the objects directory is emptied first.
+  void Objects(const std::map<std::string, std::string>& files) {
+    for (const std::string& name : ::ndr::testing::DirEntries(objects_)) {
+      unlink((objects_ + "/" + name).c_str());
+    }
+    for (const auto& [name, text] : files) ASSERT_TRUE(WriteFile(objects_ + "/" + name, text));
+  }
+
+  // Runs `command` for `pod` (YAML); returns the exit code, fills `output`.
+  int Run(const std::string& command, const std::string& pod, std::string* output) {
+    const std::string pod_file = dir_.Join(absl::StrCat("pod", runs_, ".yaml"));
+    EXPECT_TRUE(WriteFile(pod_file, pod));
+    std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"), command,
+                                     "--pod=" + pod_file, "--plugin-registry-dir=" + reg_,
+                                     "--root-dir=" + root_, "--node-name=node-1",
+                                     "--get-info-timeout=60s", "--notify-timeout=60s"};
+    if (command == "publish") {
+      argv.push_back("--objects=" + objects_);
+      argv.push_back(absl::StrCat("--allowed-inline-drivers=", kDriver));
+    }
+    Subprocess run(argv, dir_.Join(absl::StrCat("run", runs_++, ".log")));
+    const std::optional<int> code = run.Wait();
+    *output = run.Log();
+    return code.value_or(-1);
+  }
+
+  // Every path under the root, relative, directories with a trailing '/', files with " = " and
+  // their contents.
+  std::vector<std::string> Files() {
+    static std::vector<std::string>* found;
+    static const std::string* root;
+    std::vector<std::string> files;
+    found = &files;
+    root = &root_;
+    nftw(
+        root_.c_str(),
+        [](const char* path, const struct stat* st, int, struct FTW*) {
+          std::string relative = std::string(path).substr(std::min(root->size() + 1, strlen(path)));
+          if (relative.empty()) return 0;
+          if (S_ISDIR(st->st_mode)) {
+            found->push_back(relative + "/");
+          } else {
+            std::string contents;
+            ReadFile(path, &contents);
+            found->push_back(relative + " = " + contents);
+          }
+          return 0;
+        },
+        16, FTW_PHYS);
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+  TempDir dir_{"seq"};
+  const std::string reg_ = dir_.Join("reg"), root_ = dir_.Join("root");
+  const std::string objects_ = dir_.Join("objects");
+  RecordingDriver driver_{dir_.Join("csi.sock"), root_};
+  std::unique_ptr<FakeRegistrar> registrar_;
+  int runs_ = 0;
+};
+
+// The files of a persistent volume pv-1 published for pod uid-a, staged or not.
+const std::vector<std::string>& PublishedPvFiles() {
+  static const auto* files = new std::vector<std::string>{
+      "plugins/",
+      "plugins/kubernetes.io/",
+      "plugins/kubernetes.io/csi/",
+      "plugins/kubernetes.io/csi/rec.csi.example.com/",
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/"),
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount/"),
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha,
+                   "/vol_data.json = {\"driverName\":\"rec.csi.example.com\","
+                   "\"volumeHandle\":\"vol-1\"}\n"),
+      "pods/",
+      "pods/uid-a/",
+      "pods/uid-a/volumes/",
+      "pods/uid-a/volumes/kubernetes.io~csi/",
+      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/",
+      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount/",
+      absl::StrCat("pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = {\"attachmentID\":\"",
+                   kVol1Attachment,
+                   "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\","
+                   "\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
+                   "\"volumeLifecycleMode\":\"Persistent\"}\n"),
+  };
+  return *files;
+}
+
+// What stays after the last pod's unpublish: kubelet removes the device directory but not the
+// driver's directory, and the pod's directories are the pod cleanup's, not the plugin's.
+const std::vector<std::string>& TornDownFiles() {
+  static const auto* files = new std::vector<std::string>{
+      "plugins/",
+      "plugins/kubernetes.io/",
+      "plugins/kubernetes.io/csi/",
+      "plugins/kubernetes.io/csi/rec.csi.example.com/",
+      "pods/",
+      "pods/uid-a/",
+      "pods/uid-a/volumes/",
+      "pods/uid-a/volumes/kubernetes.io~csi/",
+  };
+  return *files;
+}
+
+const std::string kPvTarget = "<root>/pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount";
+const std::string kStagingPath =
+    absl::StrCat("<root>/plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount");
+
+TEST_F(KubeletSequenceTest, InlineVolume) {
+  Objects({{"csidriver.yaml", CsiDriverYaml("{volumeLifecycleModes: [Ephemeral]}")}});
+  const std::string pod =
+      PodYaml("web", "uid-a", "{name: scratch, csi: {driver: rec.csi.example.com, "
+                              "volumeAttributes: {size: 1Gi}}}");
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  // SetUpAt, ephemeral: no STAGE_UNSTAGE_VOLUME question, then VOLUME_MOUNT_GROUP and the
+  // access-mode mapper's; ReadWriteOnce as SINGLE_NODE_WRITER; no staging path.
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  absl::StrCat("NodePublishVolume volume_id: \"", kInlineHandle,
+                               "\" target_path: \"<root>/pods/uid-a/volumes/kubernetes.io~csi/"
+                               "scratch/mount\" volume_capability { mount { } access_mode { "
+                               "mode: SINGLE_NODE_WRITER } } volume_context { key: \"size\" "
+                               "value: \"1Gi\" }"),
+              }));
+  EXPECT_THAT(Files(), ElementsAreArray({
+                           std::string("pods/"),
+                           std::string("pods/uid-a/"),
+                           std::string("pods/uid-a/volumes/"),
+                           std::string("pods/uid-a/volumes/kubernetes.io~csi/"),
+                           std::string("pods/uid-a/volumes/kubernetes.io~csi/scratch/"),
+                           std::string("pods/uid-a/volumes/kubernetes.io~csi/scratch/mount/"),
+                           absl::StrCat("pods/uid-a/volumes/kubernetes.io~csi/scratch/"
+                                        "vol_data.json = {\"attachmentID\":\"",
+                                        kInlineAttachment,
+                                        "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":"
+                                        "\"node-1\",\"specVolID\":\"scratch\",\"volumeHandle\":\"",
+                                        kInlineHandle, "\",\"volumeLifecycleMode\":\"Ephemeral\"}\n"),
+                       }));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  absl::StrCat("NodeUnpublishVolume volume_id: \"", kInlineHandle,
+                               "\" target_path: \"<root>/pods/uid-a/volumes/kubernetes.io~csi/"
+                               "scratch/mount\""),
+              }));
+  EXPECT_THAT(Files(), ElementsAreArray({"pods/", "pods/uid-a/", "pods/uid-a/volumes/",
+                                         "pods/uid-a/volumes/kubernetes.io~csi/"}));
+}
+
+TEST_F(KubeletSequenceTest, PersistentVolumeOfADriverThatNeitherAttachesNorStages) {
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  // MountDevice asks for STAGE_UNSTAGE_VOLUME only, and stops there; SetUpAt asks three times
+  // (stage, mount group, mapper) and sends no staging path.
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  absl::StrCat("NodePublishVolume volume_id: \"vol-1\" target_path: \"", kPvTarget,
+                               "\" volume_capability { mount { fs_type: \"ext4\" mount_flags: "
+                               "\"noatime\" } access_mode { mode: SINGLE_NODE_WRITER } } "
+                               "volume_context { key: \"tier\" value: \"gold\" }"),
+              }));
+  // The device directory and its vol_data.json exist even though nothing was staged.
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedPvFiles()));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  absl::StrCat("NodeUnpublishVolume volume_id: \"vol-1\" target_path: \"",
+                               kPvTarget, "\""),
+                  std::string("NodeGetCapabilities"),  // UnmountDevice: no stage, just remove
+              }));
+  EXPECT_THAT(Files(), ElementsAreArray(TornDownFiles()));
+}
+
+TEST_F(KubeletSequenceTest, AttachedAndStagedWithPublishContextAndStageSecrets) {
+  Objects({{"pv.yaml", ClaimAndVolume("[ReadWriteOnce]",
+                                      "    nodeStageSecretRef: {name: stage-creds, namespace: "
+                                      "shop}\n")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: true}")},
+           {"attachment.yaml",
+            AttachmentYaml("{attached: true, attachmentMetadata: {devicePath: /dev/xvdf}}")},
+           {"secret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: stage-creds, namespace: shop}\n"
+            "data: {key: czNjcmV0}\n"}});
+  driver_.Configure({.stage = true});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  EXPECT_THAT(
+      driver_.Take(),
+      ElementsAreArray({
+          std::string("NodeGetInfo"),
+          // MountDevice: STAGE_UNSTAGE_VOLUME, VOLUME_MOUNT_GROUP, the mapper, NodeStageVolume
+          // with the VolumeAttachment's metadata, the stage secret and the PV's attributes.
+          std::string("NodeGetCapabilities"),
+          std::string("NodeGetCapabilities"),
+          std::string("NodeGetCapabilities"),
+          absl::StrCat("NodeStageVolume volume_id: \"vol-1\" publish_context { key: "
+                       "\"devicePath\" value: \"/dev/xvdf\" } staging_target_path: \"",
+                       kStagingPath,
+                       "\" volume_capability { mount { fs_type: \"ext4\" mount_flags: "
+                       "\"noatime\" } access_mode { mode: SINGLE_NODE_WRITER } } secrets { key: "
+                       "\"key\" value: \"s3cret\" } volume_context { key: \"tier\" value: "
+                       "\"gold\" }"),
+          // SetUpAt: the same three questions, then NodePublishVolume with the staging path.
+          std::string("NodeGetCapabilities"),
+          std::string("NodeGetCapabilities"),
+          std::string("NodeGetCapabilities"),
+          absl::StrCat("NodePublishVolume volume_id: \"vol-1\" publish_context { key: "
+                       "\"devicePath\" value: \"/dev/xvdf\" } staging_target_path: \"",
+                       kStagingPath, "\" target_path: \"", kPvTarget,
+                       "\" volume_capability { mount { fs_type: \"ext4\" mount_flags: "
+                       "\"noatime\" } access_mode { mode: SINGLE_NODE_WRITER } } volume_context "
+                       "{ key: \"tier\" value: \"gold\" }"),
+      }));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("s3cret")));  // the report redacts secrets
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedPvFiles()));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  absl::StrCat("NodeUnpublishVolume volume_id: \"vol-1\" target_path: \"",
+                               kPvTarget, "\""),
+                  std::string("NodeGetCapabilities"),
+                  absl::StrCat("NodeUnstageVolume volume_id: \"vol-1\" staging_target_path: \"",
+                               kStagingPath, "\""),
+              }));
+  EXPECT_THAT(Files(), ElementsAreArray(TornDownFiles()));
+}
+
+// Two pods on the node share one staged volume: staged once, for the first, and unstaged once,
+// after the last, whatever order separate commands come in.
+TEST_F(KubeletSequenceTest, TwoPodsShareOneStagedVolume) {
+  Objects({{"pv.yaml", ClaimAndVolume("[ReadWriteMany]")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  driver_.Configure({.stage = true});
+  const std::string pod_a = PodYaml("a", "uid-a", kClaimVolume);
+  const std::string pod_b = PodYaml("b", "uid-b", kClaimVolume);
+  auto methods = [&] {
+    std::vector<std::string> names;
+    for (const std::string& call : driver_.Take()) names.push_back(call.substr(0, call.find(' ')));
+    return names;
+  };
+  std::string out;
+  ASSERT_EQ(Run("publish", pod_a, &out), 0) << out;
+  EXPECT_THAT(methods(), ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities",
+                                           "NodeGetCapabilities", "NodeGetCapabilities",
+                                           "NodeStageVolume", "NodeGetCapabilities",
+                                           "NodeGetCapabilities", "NodeGetCapabilities",
+                                           "NodePublishVolume"}));
+  ASSERT_EQ(Run("publish", pod_b, &out), 0) << out;
+  EXPECT_THAT(methods(), ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities",
+                                           "NodeGetCapabilities", "NodeGetCapabilities",
+                                           "NodePublishVolume"}));
+  EXPECT_THAT(out, HasSubstr("MountDevice skipped: another pod on this node uses the volume"));
+  ASSERT_EQ(Run("unpublish", pod_a, &out), 0) << out;
+  EXPECT_THAT(methods(), ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume"}));
+  struct stat st;
+  EXPECT_EQ(stat((root_ + "/plugins/kubernetes.io/csi/rec.csi.example.com/" + kVol1Sha +
+                  "/vol_data.json").c_str(),
+                 &st),
+            0);
+  ASSERT_EQ(Run("unpublish", pod_b, &out), 0) << out;
+  EXPECT_THAT(methods(), ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume",
+                                           "NodeGetCapabilities", "NodeUnstageVolume"}));
+  EXPECT_NE(stat((root_ + "/plugins/kubernetes.io/csi/rec.csi.example.com/" + kVol1Sha).c_str(),
+                 &st),
+            0);
+}
+
+// The PV's first access mode, mapped as csi_client.go maps it, with and without the driver's
+// SINGLE_NODE_MULTI_WRITER; the claim's readOnly makes the publish read-only.
+TEST_F(KubeletSequenceTest, AccessModes) {
+  struct Case {
+    std::string modes;
+    bool multi_writer;
+    std::string expected;
+  } cases[] = {
+      {"[ReadWriteOnce]", false, "SINGLE_NODE_WRITER"},
+      {"[ReadWriteOnce]", true, "SINGLE_NODE_MULTI_WRITER"},
+      {"[ReadOnlyMany]", false, "MULTI_NODE_READER_ONLY"},
+      {"[ReadOnlyMany]", true, "MULTI_NODE_READER_ONLY"},
+      {"[ReadWriteMany]", false, "MULTI_NODE_MULTI_WRITER"},
+      {"[ReadWriteMany]", true, "MULTI_NODE_MULTI_WRITER"},
+      {"[ReadWriteOncePod]", false, "SINGLE_NODE_WRITER"},
+      {"[ReadWriteOncePod]", true, "SINGLE_NODE_SINGLE_WRITER"},
+      {"[ReadOnlyMany, ReadWriteMany]", false, "MULTI_NODE_READER_ONLY"},
+  };
+  const std::string pod = PodYaml(
+      "db", "uid-a", "{name: data, persistentVolumeClaim: {claimName: data, readOnly: true}}");
+  for (const Case& c : cases) {
+    Objects({{"pv.yaml", ClaimAndVolume(c.modes)},
+             {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+    driver_.Configure({.stage = true, .multi_writer = c.multi_writer});
+    std::string out;
+    ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+    const std::string mode = absl::StrCat("access_mode { mode: ", c.expected, " }");
+    std::vector<std::string> calls = driver_.Take();
+    ASSERT_EQ(calls.size(), 9u) << c.modes;
+    EXPECT_THAT(calls[4], HasSubstr(mode)) << c.modes << " NodeStageVolume";
+    EXPECT_THAT(calls[8], HasSubstr(mode)) << c.modes << " NodePublishVolume";
+    EXPECT_THAT(calls[8], HasSubstr(" readonly: true ")) << c.modes;
+    ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+    driver_.Take();
+  }
+}
+
+// fsGroup: a driver with VOLUME_MOUNT_GROUP gets it in NodeStageVolume and NodePublishVolume
+// (whatever the fsGroupPolicy); for a driver without it, kubelet changes the files' group itself
+// when the policy allows (SetVolumeOwnership after NodePublishVolume).
+TEST_F(KubeletSequenceTest, FsGroup) {
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume,
+                                  "  securityContext: {fsGroup: 2000}\n");
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false, fsGroupPolicy: File}")}});
+  driver_.Configure({.stage = true, .mount_group = true});
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  std::vector<std::string> calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 9u);
+  EXPECT_THAT(calls[4], HasSubstr("mount { fs_type: \"ext4\" mount_flags: \"noatime\" "
+                                  "volume_mount_group: \"2000\" }"));
+  EXPECT_THAT(calls[8], HasSubstr("mount { fs_type: \"ext4\" mount_flags: \"noatime\" "
+                                  "volume_mount_group: \"2000\" }"));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  driver_.Take();
+
+  driver_.Configure({.stage = true});
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 9u);
+  EXPECT_THAT(calls[8], ::testing::Not(HasSubstr("volume_mount_group")));
+  struct stat st;
+  ASSERT_EQ(stat((root_ + "/pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount").c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, 2000u);
+  EXPECT_EQ(st.st_mode & 07777, 02770u);  // 0750 from the driver, with setgid, 0660 and 0110
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+}
+
+TEST_F(KubeletSequenceTest, RefusalsSendNothingAndLeaveNothing) {
+  driver_.Configure({.stage = true});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  struct Case {
+    std::string name;
+    std::map<std::string, std::string> objects;
+    std::string error;
+  } cases[] = {
+      {"no VolumeAttachment",
+       {{"pv.yaml", ClaimAndVolume()}, {"csidriver.yaml", CsiDriverYaml("{attachRequired: true}")}},
+       absl::StrCat("MountVolume.WaitForAttach failed for volume \"pv-1\" : volume vol-1 has GET "
+                    "error for volume attachment ",
+                    kVol1Attachment, ": volumeattachments.storage.k8s.io \"", kVol1Attachment,
+                    "\" not found")},
+      {"no CSIDriver object: attach is required",
+       {{"pv.yaml", ClaimAndVolume()}},
+       "MountVolume.WaitForAttach failed for volume \"pv-1\" : volume vol-1 has GET error"},
+      {"not attached yet",
+       {{"pv.yaml", ClaimAndVolume()},
+        {"csidriver.yaml", CsiDriverYaml("{attachRequired: true}")},
+        {"attachment.yaml", AttachmentYaml("{attached: false}")}},
+       "MountVolume.WaitForAttach failed for volume \"pv-1\" : attachdetachment timeout for "
+       "volume vol-1"},
+      {"attach error",
+       {{"pv.yaml", ClaimAndVolume()},
+        {"csidriver.yaml", CsiDriverYaml("{attachRequired: true}")},
+        {"attachment.yaml",
+         AttachmentYaml("{attached: false, attachError: {message: 'disk is in use elsewhere'}}")}},
+       "MountVolume.WaitForAttach failed for volume \"pv-1\" : disk is in use elsewhere"},
+  };
+  for (const Case& c : cases) {
+    Objects(c.objects);
+    std::string out;
+    EXPECT_EQ(Run("publish", pod, &out), 1) << c.name << "\n" << out;
+    EXPECT_THAT(out, HasSubstr(c.error)) << c.name;
+    EXPECT_THAT(out, HasSubstr("nothing was published")) << c.name;
+    EXPECT_THAT(driver_.Take(), ElementsAreArray({"NodeGetInfo"})) << c.name;
+    EXPECT_THAT(Files(), ::testing::IsEmpty()) << c.name;
+  }
+
+  // A missing stage secret: kubelet's text, found only once the driver says it stages.
+  Objects({{"pv.yaml", ClaimAndVolume("[ReadWriteOnce]",
+                                      "    nodeStageSecretRef: {name: gone, namespace: shop}\n")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  std::string out;
+  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("MountVolume.MountDevice failed for volume \"pv-1\" : fetching "
+                             "NodeStageSecretRef shop/gone failed: kubernetes.io/csi: failed to "
+                             "find the secret gone in the namespace shop with error: secrets "
+                             "\"gone\" not found"));
+  EXPECT_THAT(driver_.Take(), ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities"}));
+  EXPECT_THAT(Files(), ::testing::IsEmpty());
+}
+
+// A failed NodeStageVolume leaves no publish and no device directory; a failed NodePublishVolume
+// of a volume this publish staged, which no other pod uses, is unstaged again.
+TEST_F(KubeletSequenceTest, FailuresLeaveNothingHalfDone) {
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  driver_.Configure(
+      {.stage = true,
+       .fail = {{"NodeStageVolume", grpc::Status(grpc::StatusCode::INTERNAL, "no such disk")}}});
+  std::string out;
+  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("kubeletclient: volume \"data\": MountVolume.MountDevice failed for "
+                             "volume \"pv-1\" : NodeStageVolume: rpc error: code = Internal desc "
+                             "= no such disk"));
+  std::vector<std::string> calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_THAT(calls[4], HasSubstr("NodeStageVolume"));
+  // removeMountDir: the globalmount, the vol_data.json and the device directory went.
+  EXPECT_THAT(Files(), ElementsAreArray({"plugins/", "plugins/kubernetes.io/",
+                                         "plugins/kubernetes.io/csi/",
+                                         "plugins/kubernetes.io/csi/rec.csi.example.com/"}));
+
+  driver_.Configure(
+      {.stage = true,
+       .fail = {{"NodePublishVolume", grpc::Status(grpc::StatusCode::INTERNAL, "mount failed")}}});
+  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("kubeletclient: volume \"data\": MountVolume.SetUp failed for "
+                             "volume \"pv-1\" : NodePublishVolume: rpc error: code = Internal "
+                             "desc = mount failed"));
+  EXPECT_THAT(out, HasSubstr("UnmountDevice: the device was unstaged again, as no pod uses it"));
+  calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 11u);
+  EXPECT_THAT(calls[8], HasSubstr("NodePublishVolume"));
+  EXPECT_EQ(calls[9], "NodeGetCapabilities");
+  EXPECT_THAT(calls[10], HasSubstr("NodeUnstageVolume volume_id: \"vol-1\""));
+  EXPECT_THAT(Files(), ElementsAreArray({"plugins/", "plugins/kubernetes.io/",
+                                         "plugins/kubernetes.io/csi/",
+                                         "plugins/kubernetes.io/csi/rec.csi.example.com/", "pods/",
+                                         "pods/uid-a/", "pods/uid-a/volumes/",
+                                         "pods/uid-a/volumes/kubernetes.io~csi/"}));
+}
+
+}  // namespace
+}  // namespace ndr
