@@ -8,6 +8,22 @@ ndr_install_deps
 
 step() { printf '\n==> %s\n' "$*"; }
 indent() { sed 's/^/    /'; }
+# Prints, from kubeletclient publish/unpublish's JSON report, each volume's calls to the driver
+# in order (one line each, secrets already redacted) and its result.
+calls() {
+  /usr/bin/python3 -c '
+import json, sys
+report = json.load(sys.stdin)
+for volume in report.get("volumes", []):
+    print(volume.get("volume") or volume.get("volumeDir"))
+    for call in volume["calls"]:
+        request = json.dumps(call["request"], sort_keys=True)
+        print("    " + call["method"] + ("" if request == "{}" else " " + request))
+    for note in volume.get("notes", []):
+        print("    (" + note + ")")
+    print("    result: " + volume["result"])
+' | indent
+}
 
 work=$(mktemp -d /tmp/ndr-demo-XXXXXX)
 pids=()
@@ -42,10 +58,10 @@ mkdir -p "$work/csi" "$work/plugins_registry"
 driver_socket="$work/csi/csi.sock"
 registry="$work/plugins_registry"
 
-step "Starting the sample CSI driver on $driver_socket"
+step "Starting the sample CSI driver on $driver_socket (it stages, as block-storage drivers do)"
 "$bin/test/csidriver/sample-csi-driver" --endpoint="unix://$driver_socket" \
   --nodeid=demo-node --topology=topology.sample.csi.example.com/zone=zone-a \
-  --max-volumes-per-node=8 2>"$work/driver.log" &
+  --max-volumes-per-node=8 --stage-unstage 2>"$work/driver.log" &
 pids+=($!)
 wait_for_socket "$driver_socket"
 indent < "$work/driver.log"
@@ -83,27 +99,44 @@ step "One more handshake with the registration socket (kubeletclient probe), fir
   indent
 echo "    ..."
 
-step "A pod with an inline CSI volume (test/demo/pod.yaml) and the driver's CSIDriver object"
+step "A pod with two CSI volumes (test/demo/pod.yaml), the driver's CSIDriver object, and the objects of its persistent volume"
 indent < test/demo/pod.yaml
 echo "    ---"
 indent < test/demo/csidriver.yaml
+echo "    ---"
+indent < test/demo/volume.yaml
 
-step "Publishing the pod's volumes as kubelet would (kubeletclient publish)"
+step "Publishing the pod's volumes as kubelet would (kubeletclient publish): every call to the driver"
+echo "    The persistent volume: WaitForAttach (its VolumeAttachment is attached; its metadata is"
+echo "    the publish context), MountDevice (NodeStageVolume), SetUp (NodePublishVolume); the"
+echo "    inline volume: SetUp only. NodeGetCapabilities is asked as often as kubelet asks it."
 "$bin/kubeletclient/kubeletclient" publish --pod=test/demo/pod.yaml \
-  --objects=test/demo/csidriver.yaml --plugin-registry-dir="$registry" --root-dir="$work/kubelet" \
-  --node-name=demo-node --allowed-inline-drivers=sample.csi.example.com 2>/dev/null | indent
-volume_dir="$work/kubelet/pods/0b2c8d9e-5f4a-4c3b-8a71-6d1e2f3a4b5c/volumes/kubernetes.io~csi/pod-info"
+  --objects=test/demo/csidriver.yaml,test/demo/volume.yaml --plugin-registry-dir="$registry" \
+  --root-dir="$work/kubelet" --node-name=demo-node \
+  --allowed-inline-drivers=sample.csi.example.com 2>/dev/null | calls
+pod_dir="$work/kubelet/pods/0b2c8d9e-5f4a-4c3b-8a71-6d1e2f3a4b5c/volumes/kubernetes.io~csi"
+device_dir=$(ls -d "$work"/kubelet/plugins/kubernetes.io/csi/sample.csi.example.com/*)
 
-step "What the pod would see in its volume (one file per volume_context key)"
-for f in "$volume_dir"/mount/*; do
+step "What the pod would see in its inline volume (one file per volume_context key)"
+for f in "$pod_dir"/pod-info/mount/*; do
   printf '    %-42s %s\n' "$(basename "$f")" "$(cat "$f")"
 done
-echo "    vol_data.json: $(cat "$volume_dir/vol_data.json")"
+echo "    vol_data.json: $(cat "$pod_dir/pod-info/vol_data.json")"
 
-step "Tearing the volume down (kubeletclient unpublish reads the handle back from vol_data.json)"
+step "The persistent volume: its device directory, staged by the driver, and the pod's directory"
+echo "    $device_dir/vol_data.json: $(cat "$device_dir/vol_data.json")"
+echo "    what the driver recorded when it staged globalmount/ (no secret on disk):"
+indent < "$device_dir/globalmount/.sample-csi-staged" | indent
+echo "    $pod_dir/pv-demo-data/vol_data.json:"
+echo "      $(cat "$pod_dir/pv-demo-data/vol_data.json")"
+
+step "Tearing the volumes down in kubelet's order (kubeletclient unpublish reads vol_data.json back)"
+echo "    TearDown (NodeUnpublishVolume) for each volume; then, as no other pod on the node uses the"
+echo "    persistent volume, UnmountDevice (NodeUnstageVolume) and its device directory goes."
 "$bin/kubeletclient/kubeletclient" unpublish --pod=test/demo/pod.yaml \
-  --plugin-registry-dir="$registry" --root-dir="$work/kubelet" 2>/dev/null | indent
-[ ! -e "$volume_dir" ] && echo "    $volume_dir is gone"
+  --plugin-registry-dir="$registry" --root-dir="$work/kubelet" 2>/dev/null | calls
+[ ! -e "$pod_dir/pod-info" ] && [ ! -e "$pod_dir/pv-demo-data" ] && [ ! -e "$device_dir" ] &&
+  echo "    the pod's volume directories and $device_dir are gone"
 
 step "Stopping the registrar with SIGTERM: its socket goes, the driver is deregistered"
 kill -TERM "$registrar_pid"

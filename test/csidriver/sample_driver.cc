@@ -355,9 +355,13 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
       !s.ok()) {
     return s;
   }
-  if (options_.stage_unstage) {
-    // The spec: FAILED_PRECONDITION when STAGE_UNSTAGE_VOLUME is set and the volume was not
-    // staged.
+  // The spec: FAILED_PRECONDITION when STAGE_UNSTAGE_VOLUME is set and the volume was not
+  // staged. Inline (ephemeral) volumes are never staged: kubelet marks them with
+  // csi.storage.k8s.io/ephemeral, as drivers that serve both kinds (csi-driver-host-path) read it.
+  auto ephemeral = request.volume_context().find(absl::StrCat(kPodInfoPrefix, "ephemeral"));
+  const bool is_ephemeral = ephemeral != request.volume_context().end() &&
+                            ephemeral->second == "true";
+  if (options_.stage_unstage && !is_ephemeral) {
     std::string staged;
     const std::string& staging = request.staging_target_path();
     if (staging.empty() || !ReadWholeFile(absl::StrCat(staging, "/", kStagedFile), &staged) ||

@@ -15,7 +15,8 @@
 // NodeStageVolume prepares the staging directory (the CO creates it; the driver records the
 // volume, its capability and its publish context in kStagedFile there), NodeUnstageVolume
 // clears it, and NodePublishVolume of a volume that is not staged at the staging path it names
-// is FAILED_PRECONDITION, as the spec says.
+// is FAILED_PRECONDITION, as the spec says, unless volume_context marks it an inline ephemeral
+// volume (csi.storage.k8s.io/ephemeral: "true"), which kubelet never stages.
 //
 // Thread-safe: gRPC calls handlers concurrently; publish and unpublish are serialized.
 #ifndef NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_

@@ -278,6 +278,16 @@ TEST_F(StagingDriverTest, PublishNeedsTheVolumeStagedFirst) {
   EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+TEST_F(StagingDriverTest, InlineEphemeralVolumesNeedNoStage) {
+  csi::v1::NodePublishVolumeRequest inline_volume = ValidPublish();
+  (*inline_volume.mutable_volume_context())["csi.storage.k8s.io/ephemeral"] = "true";
+  EXPECT_TRUE(Publish(inline_volume).ok());
+  csi::v1::NodePublishVolumeRequest persistent = ValidPublish();
+  persistent.set_target_path(dir_.Join("pod/other"));
+  (*persistent.mutable_volume_context())["csi.storage.k8s.io/ephemeral"] = "false";
+  EXPECT_EQ(Publish(persistent).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
 TEST_F(StagingDriverTest, MalformedStageIsInvalidArgument) {
   for (auto mutate : std::vector<std::function<void(csi::v1::NodeStageVolumeRequest*)>>{
            [](auto* r) { r->clear_volume_id(); },
