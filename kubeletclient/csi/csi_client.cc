@@ -25,16 +25,15 @@ Mode::Mode CsiAccessMode(const std::string& mode, bool single_node_multi_writer)
 std::string RedactedJson(const google::protobuf::Message& message) {
   std::unique_ptr<google::protobuf::Message> copy(message.New());
   copy->CopyFrom(message);
-  // Every map field named "secrets" (NodeStageVolume, NodePublishVolume) keeps its keys only.
-  const google::protobuf::FieldDescriptor* secrets =
-      copy->GetDescriptor()->FindFieldByName("secrets");
-  if (secrets != nullptr && secrets->is_map()) {
-    const google::protobuf::Reflection* reflection = copy->GetReflection();
-    const google::protobuf::FieldDescriptor* value = secrets->message_type()->map_value();
-    for (int i = 0; i < reflection->FieldSize(*copy, secrets); ++i) {
-      google::protobuf::Message* entry = reflection->MutableRepeatedMessage(copy.get(), secrets, i);
-      entry->GetReflection()->SetString(entry, value, "(redacted)");
-    }
+  // The requests that carry secrets keep their keys only.
+  google::protobuf::Map<std::string, std::string>* secrets = nullptr;
+  if (auto* stage = dynamic_cast<csi::v1::NodeStageVolumeRequest*>(copy.get())) {
+    secrets = stage->mutable_secrets();
+  } else if (auto* publish = dynamic_cast<csi::v1::NodePublishVolumeRequest*>(copy.get())) {
+    secrets = publish->mutable_secrets();
+  }
+  if (secrets != nullptr) {
+    for (auto& [key, value] : *secrets) value = "(redacted)";
   }
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;

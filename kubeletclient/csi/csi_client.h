@@ -43,7 +43,8 @@ struct SentCall {
   std::string request_json;
 };
 
-// `message` as JSON with proto field names, the values of a `secrets` map redacted.
+// `message` as JSON with proto field names; the secrets of NodeStageVolume and NodePublishVolume
+// requests keep their keys, their values read "(redacted)".
 std::string RedactedJson(const google::protobuf::Message& message);
 
 class CsiNodeClient {
