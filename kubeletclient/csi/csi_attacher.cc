@@ -3,41 +3,18 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "kubeletclient/csi/operation_error.h"
 #include "kubeletclient/csi/vol_data.h"
 #include "kubeletclient/objects/object_validation.h"
 #include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet {
-namespace {
-
-// The operation generator's prefix (pkg/volume/util/operationexecutor/operation_generator.go).
-absl::Status Failed(const char* operation, const std::string& spec_name,
-                    const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(operation, " failed for volume ",
-                                                  GoQuote(spec_name), " : ", status.message()));
-}
-
-}  // namespace
-
-bool IsFinalError(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kCancelled:
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kAborted:
-      return false;
-    default:
-      return true;
-  }
-}
-
 absl::Status WaitForAttach(const ObjectSet& objects, const std::string& node_name,
                            VolumePlan* plan) {
   if (!plan->attach_required) return absl::OkStatus();
   const std::string name = AttachmentName(plan->handle, plan->driver, node_name);
   auto fail = [&](const std::string& why) {
-    return Failed("MountVolume.WaitForAttach", plan->spec_name,
+    return OperationFailed("MountVolume.WaitForAttach", plan->spec_name,
                   absl::FailedPreconditionError(why));
   };
   auto it = objects.attachments.find(name);
@@ -72,7 +49,7 @@ absl::Status WaitForAttach(const ObjectSet& objects, const std::string& node_nam
 absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const std::string& pod_ns,
                          CsiNodeClient* client) {
   auto failed = [&](const absl::Status& status) {
-    return Failed("MountVolume.MountDevice", plan.spec_name, status);
+    return OperationFailed("MountVolume.MountDevice", plan.spec_name, status);
   };
   const DevicePaths& device = *plan.device;
   absl::StatusOr<bool> stage = client->NodeSupportsStageUnstage();
@@ -127,7 +104,7 @@ absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const
 absl::Status UnmountDevice(const DevicePaths& device, const std::string& spec_name,
                            CsiNodeClient* client) {
   auto failed = [&](const absl::Status& status) {
-    return Failed("UnmountDevice", spec_name, status);
+    return OperationFailed("UnmountDevice", spec_name, status);
   };
   absl::StatusOr<VolumeRef> ref = LoadVolumeRef(device.vol_data);
   if (absl::IsNotFound(ref.status())) return absl::OkStatus();  // nothing was mounted here

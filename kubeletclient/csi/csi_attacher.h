@@ -8,7 +8,7 @@
 // nodeStageSecretRef, asks for VOLUME_MOUNT_GROUP (the pod's fsGroup is delegated if so) and sends
 // NodeStageVolume. On a final error it removes what it created (removeMountDir); on an error that
 // leaves the driver's state uncertain (Canceled, DeadlineExceeded, Unavailable, ResourceExhausted,
-// Aborted: csi_client.go isFinalError) it leaves it, as kubelet does, and says so.
+// Aborted: operation_error.h IsFinalError) it leaves it, as kubelet does, and says so.
 #ifndef NDR_KUBELETCLIENT_CSI_CSI_ATTACHER_H_
 #define NDR_KUBELETCLIENT_CSI_CSI_ATTACHER_H_
 
@@ -20,9 +20,6 @@
 #include "kubeletclient/objects/k8s_objects.h"
 
 namespace ndr::kubelet {
-
-// kubelet's isFinalError: false for the codes after which the driver may still be working.
-bool IsFinalError(const absl::Status& status);
 
 // For a plan that needs attaching: the VolumeAttachment named AttachmentName(handle, driver,
 // node) must be among `objects`, for this node, driver and PV, with status.attached; its

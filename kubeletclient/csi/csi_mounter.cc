@@ -7,21 +7,10 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "kubeletclient/csi/csi_attacher.h"
-#include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/csi/operation_error.h"
 #include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet {
-namespace {
-
-absl::Status Failed(const char* operation, const std::string& spec_name,
-                    const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(operation, " failed for volume ",
-                                                  GoQuote(spec_name), " : ", status.message()));
-}
-
-}  // namespace
-
 bool SupportsFsGroup(const VolumePlan& plan) {
   if (!plan.fs_group.has_value() || plan.fs_group_policy == "None" || plan.read_only) return false;
   if (plan.fs_group_policy == "File") return true;
@@ -64,7 +53,7 @@ absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool r
 
 absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client) {
   auto failed = [&](const absl::Status& status) {
-    return Failed("MountVolume.SetUp", plan.spec_name, status);
+    return OperationFailed("MountVolume.SetUp", plan.spec_name, status);
   };
   std::string staging_path;
   if (plan.mode == "Persistent") {
@@ -117,7 +106,7 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client) {
 absl::Status TearDown(const PodVolumePaths& paths, const VolumeRef& ref,
                       const std::string& spec_name, CsiNodeClient* client) {
   auto failed = [&](const absl::Status& status) {
-    return Failed("UnmountVolume.TearDown", spec_name, status);
+    return OperationFailed("UnmountVolume.TearDown", spec_name, status);
   };
   if (absl::Status s = client->NodeUnpublishVolume(ref.handle, paths.mount); !s.ok()) {
     return failed(absl::Status(s.code(), absl::StrCat("kubernetes.io/csi: Unmounter.TearDownAt "

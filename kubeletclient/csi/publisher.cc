@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "kubeletclient/csi/csi_attacher.h"
 #include "kubeletclient/csi/csi_mounter.h"
+#include "kubeletclient/csi/operation_error.h"
 
 namespace ndr::kubelet {
 namespace {

@@ -14,7 +14,7 @@
 // Where kubeletclient differs because it runs once: kubelet retries a failed SetUp and, when the
 // pod goes away, unmounts the device it staged; kubeletclient does that at once, so a publish
 // that fails for good leaves no device staged that no pod uses. Errors that leave the driver's
-// state uncertain (csi_attacher.h IsFinalError) leave files in place, as kubelet does.
+// state uncertain (operation_error.h IsFinalError) leave files in place, as kubelet does.
 #ifndef NDR_KUBELETCLIENT_CSI_PUBLISHER_H_
 #define NDR_KUBELETCLIENT_CSI_PUBLISHER_H_
 
