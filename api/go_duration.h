@@ -13,6 +13,9 @@ namespace ndr {
 // Parses a non-negative, finite Go duration; `flag` (without dashes) names the flag in the error.
 absl::StatusOr<absl::Duration> ParseGoDuration(const std::string& text, const std::string& flag);
 
+// `d` as Go's Duration.String() prints it: "0s", "500ms", "1m30s", "1.5µs".
+std::string FormatGoDuration(absl::Duration d);
+
 }  // namespace ndr
 
 #endif  // NDR_API_GO_DURATION_H_

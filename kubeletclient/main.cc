@@ -13,7 +13,7 @@
 
 #include "api/go_duration.h"
 #include "gflags/gflags.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "absl/strings/str_split.h"
 #include "kubeletclient/probe.h"
 #include "kubeletclient/publish.h"
@@ -61,9 +61,10 @@ std::string HostName() {
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(kUsage);
-  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
+  if (!logging.ok()) return Fail(std::string(logging.status().message()));
+  ndr::logging::Init(argv[0], *logging);
   if (argc != 2) {
     return Fail(std::string("expected one command: watch, probe, publish or unpublish; usage:\n  ") +
                 kUsage);

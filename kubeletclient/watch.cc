@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "kubeletclient/csi/driver_registry.h"
 #include "kubeletclient/util/files.h"
 #include "kubeletclient/csi/nodeinfomanager/node_status.h"
@@ -60,7 +60,7 @@ absl::Status RunWatch(const WatchOptions& options) {
     close(signal_fd);
     return watcher.status();
   }
-  LOG(INFO) << "Watching " << options.plugin_registry_dir << " for plugin sockets; node status in "
+  NDR_LOG(INFO) << "Watching " << options.plugin_registry_dir << " for plugin sockets; node status in "
             << options.node_status_file;
 
   absl::Status result;
@@ -74,7 +74,7 @@ absl::Status RunWatch(const WatchOptions& options) {
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;
       (void)!read(signal_fd, &info, sizeof(info));
-      LOG(INFO) << "Received " << (info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM")
+      NDR_LOG(INFO) << "Received " << (info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM")
                 << ", stopping";
       break;
     }

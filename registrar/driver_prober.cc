@@ -5,9 +5,12 @@
 #include "absl/strings/str_cat.h"
 #include "api/csi/csi.grpc.pb.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::registrar {
+
+using ::ndr::logging::Err;
+using ::ndr::logging::Kv;
 namespace {
 
 constexpr absl::Duration kFirstBackoff = absl::Milliseconds(50);
@@ -101,13 +104,13 @@ grpc::Status DriverProber::Attempt(std::string* name) {
     in_flight_ = &context;
   }
   csi::v1::GetPluginInfoResponse response;
-  VLOG(4) << "GetPluginInfo on " << socket_path_;
+  NDR_VLOG(4) << "GetPluginInfo on " << socket_path_;
   grpc::Status status = stub->GetPluginInfo(&context, csi::v1::GetPluginInfoRequest(), &response);
   {
     std::lock_guard<std::mutex> lock(mu_);
     in_flight_ = nullptr;
   }
-  VLOG(4) << "GetPluginInfo on " << socket_path_ << ": code " << status.error_code() << " "
+  NDR_VLOG(4) << "GetPluginInfo on " << socket_path_ << ": code " << status.error_code() << " "
           << (status.ok() ? response.ShortDebugString() : status.error_message());
   if (status.ok()) *name = response.name();
   return status;
@@ -139,9 +142,9 @@ absl::StatusOr<std::string> DriverProber::RunQuery(bool bounded) {
           status.error_message()));
     }
     if (now >= next_progress) {
-      LOG(INFO) << "Still waiting for the CSI driver at " << socket_path_ << " after "
-                << absl::FormatDuration(absl::Trunc(now - start, absl::Seconds(1))) << ": "
-                << status.error_message();
+      NDR_LOG(INFO) << "Still waiting for the CSI driver" << Kv("csiAddress", socket_path_)
+                    << Kv("waited", absl::Trunc(now - start, absl::Seconds(1)))
+                    << Err(status.error_message());
       next_progress = now + kProgressInterval;
     }
     std::unique_lock<std::mutex> lock(mu_);

@@ -15,7 +15,6 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
 
 namespace ndr::registrar {
 namespace {

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "gflags/gflags.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "registrar/options.h"
 #include "registrar/registrar.h"
 #include "registrar/version.h"
@@ -36,9 +36,13 @@ int main(int argc, char** argv) {
       "csi-node-driver-registrar --kubelet-registration-path=/var/lib/kubelet/plugins/<driver>/"
       "csi.sock [--csi-address=/csi/csi.sock] [flags]");
   gflags::SetVersionString(ndr::registrar::kVersion);
-  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
+  if (!logging.ok()) {
+    std::cerr << "csi-node-driver-registrar: " << logging.status().message() << std::endl;
+    return 1;
+  }
+  ndr::logging::Init(argv[0], *logging);
   if (argc > 1) {
     std::cerr << "csi-node-driver-registrar: unexpected argument \"" << argv[1]
               << "\"; all options are --flags" << std::endl;
@@ -62,15 +66,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (options->registration_probe_mode) {
-    LOG(INFO) << "--mode=kubelet-registration-probe is deprecated and does nothing; exiting 0";
+    NDR_LOG(INFO) << "--mode=kubelet-registration-probe is deprecated and does nothing; exiting 0";
     return 0;
   }
-  LOG(INFO) << "csi-node-driver-registrar " << ndr::registrar::kVersion;
+  NDR_LOG(INFO) << "Version" << ndr::logging::Kv("version", ndr::registrar::kVersion);
 
   ndr::registrar::BlockTerminationSignals();
   ndr::registrar::Registrar registrar(*std::move(options));
   if (absl::Status status = registrar.Run(); !status.ok()) {
-    LOG(ERROR) << status.message();
+    NDR_LOG(ERROR) << status.message();
     return 1;
   }
   return 0;

@@ -10,9 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "api/csi_name.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::registrar {
+
+using ::ndr::logging::Err;
+using ::ndr::logging::Kv;
 
 absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
                                                    const std::string& driver_name) {
@@ -64,14 +67,14 @@ absl::StatusOr<FileId> SocketId(const std::string& path) {
 
 void RemoveIfOurs(const std::string& path, const FileId& ours) {
   if (Inspect(path, ours) != PathState::kOurs) {
-    LOG(INFO) << "Not removing " << path << ": it is no longer the socket this process created";
+    NDR_LOG(INFO) << "Not removing " << path << ": it is no longer the socket this process created";
     return;
   }
   if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-    LOG(WARNING) << "remove " << path << ": " << strerror(errno);
+    NDR_LOG(WARNING) << "remove " << path << ": " << strerror(errno);
     return;
   }
-  LOG(INFO) << "Removed registration socket " << path;
+  NDR_LOG(INFO) << "Removed registration socket" << Kv("path", path);
 }
 
 }  // namespace ndr::registrar

@@ -14,11 +14,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "registrar/health.h"
 #include "registrar/reg_socket.h"
 
 namespace ndr::registrar {
+
+using ::ndr::logging::Err;
+using ::ndr::logging::Kv;
 namespace {
 
 sigset_t TerminationSignals() {
@@ -68,7 +71,7 @@ absl::Status Registrar::Setup() {
   // Sockets are created 0700 and files 0600 from the start: never accessible to group or others.
   umask(077);
   if (options_.pprof_requested) {
-    LOG(WARNING) << "--enable-pprof has no effect: this registrar is not a Go program";
+    NDR_LOG(WARNING) << "--enable-pprof has no effect: this registrar is not a Go program";
   }
   if (absl::Status s = CheckRegistrationDir(options_.plugin_registration_dir); !s.ok()) return s;
 
@@ -98,7 +101,7 @@ absl::Status Registrar::Setup() {
                                      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |
                                          IN_ONLYDIR);
   if (csi_dir_watch_ < 0) {
-    LOG(WARNING) << "Cannot watch the CSI driver's socket directory " << csi_dir << " ("
+    NDR_LOG(WARNING) << "Cannot watch the CSI driver's socket directory " << csi_dir << " ("
                  << strerror(errno) << "): a restarting driver will not be noticed";
   }
 
@@ -111,13 +114,15 @@ absl::Status Registrar::Setup() {
                           absl::StrCat("--http-endpoint: ", http.status().message()));
     }
     http_ = *std::move(http);
-    LOG(INFO) << "Serving /healthz and /metrics on "
-              << (options_.http_host.empty() ? "*" : options_.http_host) << ":" << http_->port();
+    NDR_LOG(INFO) << "Serving /healthz and /metrics"
+                  << Kv("address", absl::StrCat(options_.http_host.empty() ? "*"
+                                                                           : options_.http_host,
+                                                ":", http_->port()));
   }
 
   prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
                                            options_.connection_timeout, [this] { Wake(); });
-  LOG(INFO) << "Asking the CSI driver at " << options_.csi_socket_path << " for its name";
+  NDR_LOG(INFO) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
   prober_->Query(/*bounded=*/true);
   return absl::OkStatus();
 }
@@ -143,8 +148,8 @@ absl::Status Registrar::Run() {
 absl::Status Registrar::HandleSignal() {
   signalfd_siginfo info;
   (void)!read(signal_fd_, &info, sizeof(info));
-  LOG(INFO) << "Received " << (info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM")
-            << ": removing the registration socket and exiting";
+  NDR_LOG(INFO) << "Received a signal: removing the registration socket and exiting"
+                << Kv("signal", info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
   prober_->Stop();
   StopServer();
   return absl::OkStatus();
@@ -182,18 +187,19 @@ absl::Status Registrar::HandleWakeup() {
 
 absl::Status Registrar::HandleDriverName(const std::string& name) {
   if (wanted_.has_value() && wanted_->driver_name == name) {
-    LOG(INFO) << "CSI driver answered again with the same name " << name
-              << ": the registration stays as it is";
+    NDR_LOG(INFO) << "CSI driver answered again with the same name: the registration stays as it is"
+                  << Kv("driver", name);
     return Reconcile();
   }
   absl::StatusOr<std::string> path = RegistrationSocketPath(options_.plugin_registration_dir, name);
   if (!path.ok()) return path.status();
   RegistrationInfo info{name, options_.kubelet_registration_path, options_.requires_publish_pod};
   if (wanted_.has_value()) {
-    LOG(INFO) << "CSI driver name changed from " << wanted_->driver_name << " to " << name
-              << ": moving the registration socket from " << wanted_path_ << " to " << *path;
+    NDR_LOG(INFO) << "CSI driver name changed: moving the registration socket"
+                  << Kv("from", wanted_->driver_name) << Kv("to", name)
+                  << Kv("oldPath", wanted_path_) << Kv("path", *path);
   } else {
-    LOG(INFO) << "CSI driver name is " << name;
+    NDR_LOG(INFO) << "CSI driver name learnt" << Kv("driver", name);
   }
   StopServer();
   blocked_ = yielded_ = false;
@@ -214,9 +220,9 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
     health_path_ = path;
     health_name_ = info.driver_name;
   }
-  LOG(INFO) << "Registration socket " << path << " is serving driver " << info.driver_name
-            << " (endpoint " << info.endpoint << ", requires_publish_pod "
-            << (info.requires_publish_pod ? "true" : "false") << ")";
+  NDR_LOG(INFO) << "Registration socket serving" << Kv("path", path)
+                << Kv("driver", info.driver_name) << Kv("endpoint", info.endpoint)
+                << Kv("requiresPublishPod", info.requires_publish_pod);
   return absl::OkStatus();
 }
 
@@ -229,9 +235,10 @@ absl::Status Registrar::Reconcile() {
       return absl::OkStatus();
     case PathState::kNotASocket:
       if (!blocked_) {
-        LOG(ERROR) << "Registration socket " << wanted_path_
-                   << " was replaced by a file that is not a socket; leaving it untouched. "
-                      "Kubelet cannot reach this driver until that file is removed.";
+        NDR_LOG(ERROR) << "Registration socket was replaced by a file that is not a socket; "
+                          "leaving it untouched. Kubelet cannot reach this driver until that file "
+                          "is removed."
+                       << Kv("path", wanted_path_);
         server_.reset();
         blocked_ = true;
       }
@@ -239,19 +246,20 @@ absl::Status Registrar::Reconcile() {
     case PathState::kSocket:
       if (UnixSocketAnswers(wanted_path_)) {
         if (!yielded_) {
-          LOG(WARNING) << "Registration socket " << wanted_path_
-                       << " was replaced by another process's socket, which answers; leaving "
-                          "the registration to that process";
+          NDR_LOG(WARNING) << "Registration socket was replaced by another process's socket, "
+                              "which answers; leaving the registration to that process"
+                           << Kv("path", wanted_path_);
           server_.reset();
           yielded_ = true;
         }
         return absl::OkStatus();
       }
-      LOG(INFO) << "Registration socket " << wanted_path_
-                << " was replaced by a stale socket; creating ours again";
+      NDR_LOG(INFO) << "Registration socket was replaced by a stale socket; creating ours again"
+                    << Kv("path", wanted_path_);
       break;
     case PathState::kMissing:
-      LOG(INFO) << "Registration socket " << wanted_path_ << " was deleted; creating it again";
+      NDR_LOG(INFO) << "Registration socket was deleted; creating it again"
+                    << Kv("path", wanted_path_);
       break;
   }
   server_.reset();
@@ -260,7 +268,7 @@ absl::Status Registrar::Reconcile() {
   if (status.ok()) ++metrics_.socket_recreations;
   if (absl::IsFailedPrecondition(status)) {
     // A non-socket appeared between our check and the rename; wait for it to go away.
-    LOG(ERROR) << status.message();
+    NDR_LOG(ERROR) << status.message();
     blocked_ = true;
     return absl::OkStatus();
   }
@@ -295,16 +303,17 @@ absl::Status Registrar::HandleInotify() {
         if (event->mask & (IN_CREATE | IN_MOVED_TO)) {
           driver_appeared = true;
         } else {
-          LOG(INFO) << "CSI driver socket " << options_.csi_socket_path
-                    << " was removed; waiting for the driver to come back";
+          NDR_LOG(INFO) << "CSI driver socket was removed; waiting for the driver to come back"
+                        << Kv("csiAddress", options_.csi_socket_path);
         }
       }
     }
   }
   if (driver_appeared) {
     if (wanted_.has_value()) {
-      LOG(INFO) << "CSI driver socket " << options_.csi_socket_path
-                << " appeared again: the driver restarted; asking its name again";
+      NDR_LOG(INFO) << "CSI driver socket appeared again: the driver restarted; asking its name "
+                       "again"
+                    << Kv("csiAddress", options_.csi_socket_path);
       ++metrics_.driver_reconnects;
       prober_->Query(/*bounded=*/false);
     } else {
@@ -318,11 +327,11 @@ absl::Status Registrar::HandleInotify() {
 void Registrar::OnNotify(bool registered, const std::string& error) {
   if (registered) {
     ++metrics_.registrations;
-    LOG(INFO) << "Kubelet registered the driver";
+    NDR_LOG(INFO) << "Registration notified" << Kv("registered", true);
     return;
   }
   ++metrics_.refusals;
-  LOG(ERROR) << "Kubelet refused the registration: " << error;
+  NDR_LOG(ERROR) << "Kubelet refused the registration" << Kv("registered", false) << Err(error);
   {
     std::lock_guard<std::mutex> lock(mu_);
     refusal_ = error;
@@ -346,7 +355,7 @@ HttpResponse Registrar::HandleHttp(const std::string& path) {
     } else {
       ++metrics_.health_failed;
     }
-    if (response.code != 200) LOG(WARNING) << "Health check failed: " << response.body;
+    if (response.code != 200) NDR_LOG(WARNING) << "Health check failed: " << response.body;
     return response;
   }
   if (path == "/metrics") {

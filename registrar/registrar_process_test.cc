@@ -504,7 +504,8 @@ TEST_F(RegistrarTest, FollowsDriverRestarts) {
   EXPECT_THAT(DirEntries(reg_dir_), ::testing::ElementsAre("renamed.example.com-reg.sock"));
   const std::string log = RegistrarLog();
   EXPECT_THAT(log, HasSubstr("appeared again: the driver restarted"));
-  EXPECT_THAT(log, HasSubstr("name changed from sample.csi.example.com to renamed.example.com"));
+  EXPECT_THAT(log, HasSubstr("\"CSI driver name changed: moving the registration socket\" "
+                             "from=\"sample.csi.example.com\" to=\"renamed.example.com\""));
 }
 
 // 9. /healthz with the Go semantics and /metrics in Prometheus format.

@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
 
 namespace ndr::registrar {
 namespace {

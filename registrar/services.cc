@@ -1,29 +1,29 @@
 #include "registrar/services.h"
 
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::registrar {
 
 grpc::Status RegistrationService::GetInfo(grpc::ServerContext* context,
                                           const pluginregistration::InfoRequest*,
                                           pluginregistration::PluginInfo* response) {
-  VLOG(4) << "GetInfo from " << context->peer();
+  NDR_VLOG(4) << "GetInfo from " << context->peer();
   response->set_type("CSIPlugin");
   response->set_name(info_.driver_name);
   response->set_endpoint(info_.endpoint);
   response->add_supported_versions(kSupportedVersion);
-  VLOG(4) << "GetInfo answer: " << response->ShortDebugString();
+  NDR_VLOG(4) << "GetInfo answer: " << response->ShortDebugString();
   return grpc::Status::OK;
 }
 
 grpc::Status RegistrationService::NotifyRegistrationStatus(
     grpc::ServerContext* context, const pluginregistration::RegistrationStatus* request,
     pluginregistration::RegistrationStatusResponse*) {
-  VLOG(4) << "NotifyRegistrationStatus: " << request->ShortDebugString();
+  NDR_VLOG(4) << "NotifyRegistrationStatus: " << request->ShortDebugString();
   if (!request->plugin_registered() && request->error().empty()) {
     // Kubelet always says why it refuses. A refusal without a reason is what any malformed
     // message decodes to (proto3 defaults), so it must not stop the registrar.
-    LOG(WARNING) << "Ignoring a NotifyRegistrationStatus that refuses without a reason from "
+    NDR_LOG(WARNING) << "Ignoring a NotifyRegistrationStatus that refuses without a reason from "
                  << context->peer();
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "plugin_registered is false but error is empty: kubelet always gives "
@@ -36,10 +36,10 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
 grpc::Status CSIRegistrationService::GetCSIDriverInfo(grpc::ServerContext* context,
                                                       const csiregistration::CSIDriverInfoRequest*,
                                                       csiregistration::CSIDriverInfo* response) {
-  VLOG(4) << "GetCSIDriverInfo from " << context->peer();
+  NDR_VLOG(4) << "GetCSIDriverInfo from " << context->peer();
   response->set_csi_endpoint(info_.endpoint);
   response->mutable_options()->set_requires_publish_pod(info_.requires_publish_pod);
-  VLOG(4) << "GetCSIDriverInfo answer: " << response->ShortDebugString();
+  NDR_VLOG(4) << "GetCSIDriverInfo answer: " << response->ShortDebugString();
   return grpc::Status::OK;
 }
 

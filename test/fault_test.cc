@@ -123,17 +123,18 @@ class FakeDriver final : public csi::v1::Identity::Service, public csi::v1::Node
   std::unique_ptr<grpc::Server> server_;
 };
 
-// The longest wait the registrar reports in its "Still waiting for the CSI driver at ... after
-// 30s: ..." lines, or zero.
+// The longest wait the registrar reports in its `"Still waiting for the CSI driver" ...
+// waited="30s"` lines, or zero.
 absl::Duration LongestReportedWait(const std::string& log) {
   absl::Duration longest;
-  const std::string key = "Still waiting for the CSI driver at ";
+  const std::string key = "\"Still waiting for the CSI driver\"", waited_key = " waited=\"";
   for (size_t at = log.find(key); at != std::string::npos; at = log.find(key, at + 1)) {
-    const size_t after = log.find(" after ", at);
-    const size_t colon = log.find(':', after);
+    const size_t line_end = log.find('\n', at);
+    const size_t value = log.find(waited_key, at);
+    if (value == std::string::npos || value > line_end) continue;
+    const size_t start = value + waited_key.size();
     absl::Duration waited;
-    if (after != std::string::npos && colon != std::string::npos &&
-        absl::ParseDuration(log.substr(after + 7, colon - after - 7), &waited)) {
+    if (absl::ParseDuration(log.substr(start, log.find('"', start) - start), &waited)) {
       longest = std::max(longest, waited);
     }
   }

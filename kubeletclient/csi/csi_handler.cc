@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "kubeletclient/util/grpc_status.h"
 
 namespace ndr::kubelet {
@@ -62,7 +62,7 @@ absl::StatusOr<Version> CsiHandler::Validate(const std::string& caller, const st
 absl::Status CsiHandler::ValidatePlugin(const std::string& name, const std::string& endpoint,
                                         const std::vector<std::string>& versions,
                                         const std::string& registration_socket) {
-  LOG(INFO) << "kubernetes.io/csi: Trying to validate a new CSI Driver with name: " << name
+  NDR_LOG(INFO) << "kubernetes.io/csi: Trying to validate a new CSI Driver with name: " << name
             << " endpoint: " << endpoint << " versions: " << absl::StrJoin(versions, ",");
   absl::StatusOr<Version> version = Validate("ValidatePlugin", name, versions, registration_socket);
   if (!version.ok()) {
@@ -76,7 +76,7 @@ absl::Status CsiHandler::ValidatePlugin(const std::string& name, const std::stri
 absl::Status CsiHandler::RegisterPlugin(const std::string& name, const std::string& endpoint,
                                         const std::vector<std::string>& versions,
                                         const std::string& registration_socket) {
-  LOG(INFO) << "kubernetes.io/csi: Register new plugin with name: " << name
+  NDR_LOG(INFO) << "kubernetes.io/csi: Register new plugin with name: " << name
             << " at endpoint: " << endpoint;
   absl::StatusOr<Version> version = Validate("RegisterPlugin", name, versions, registration_socket);
   if (!version.ok()) return version.status();
@@ -95,10 +95,10 @@ absl::Status CsiHandler::RegisterPlugin(const std::string& name, const std::stri
   }
   if (csi_info.info.has_value()) {
     driver.requires_publish_pod = csi_info.info->options().requires_publish_pod();
-    VLOG(4) << "GetCSIDriverInfo on " << registration_socket << ": "
+    NDR_VLOG(4) << "GetCSIDriverInfo on " << registration_socket << ": "
             << csi_info.info->ShortDebugString();
   } else if (csi_info.status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-    LOG(INFO) << "Registrar of CSI driver " << name << " at " << registration_socket
+    NDR_LOG(INFO) << "Registrar of CSI driver " << name << " at " << registration_socket
               << " does not implement CSIRegistration: the driver gets no pod information "
                  "unless its CSIDriver object asks for it";
   } else {
@@ -122,7 +122,7 @@ absl::Status CsiHandler::RegisterPlugin(const std::string& name, const std::stri
   driver.topology.insert(node->accessible_topology().segments().begin(),
                          node->accessible_topology().segments().end());
   registry_->Set(driver);
-  LOG(INFO) << "Registered CSI driver " << name << " (node ID " << driver.node_id
+  NDR_LOG(INFO) << "Registered CSI driver " << name << " (node ID " << driver.node_id
             << ", endpoint " << endpoint << ", version " << driver.version
             << ", requires pod info: "
             << (driver.requires_publish_pod.has_value()
@@ -145,10 +145,10 @@ void CsiHandler::DeRegisterPlugin(const std::string& name,
     attempts_.erase(registration_socket);
   }
   if (registry_->Erase(name, registration_socket)) {
-    LOG(INFO) << "kubernetes.io/csi: registrationHandler.DeRegisterPlugin request for plugin "
+    NDR_LOG(INFO) << "kubernetes.io/csi: registrationHandler.DeRegisterPlugin request for plugin "
               << name << ": driver removed";
   } else {
-    LOG(INFO) << "Socket " << registration_socket << " of CSI driver " << name
+    NDR_LOG(INFO) << "Socket " << registration_socket << " of CSI driver " << name
               << " went away, but the driver is registered from another socket; it stays";
   }
 }

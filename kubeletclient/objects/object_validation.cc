@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/go_quote.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -102,30 +103,9 @@ void ValidatePvSecretReference(const std::pair<std::string, std::string>& ref,
 
 std::string GoQuote(absl::string_view s) {
   const bool cut = s.size() > kMaxShownValue;
-  if (cut) s = s.substr(0, kMaxShownValue);
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\v': out += "\\v"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          absl::StrAppendFormat(&out, "\\x%02x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += "\"";
-  if (cut) out += "...";
-  return out;
+  std::string quoted = ::ndr::GoQuote(cut ? s.substr(0, kMaxShownValue) : s);
+  if (cut) quoted += "...";
+  return quoted;
 }
 
 void FieldErrors::Invalid(absl::string_view field, absl::string_view value,

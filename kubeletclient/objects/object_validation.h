@@ -25,8 +25,8 @@
 
 namespace ndr::kubelet {
 
-// A string as Go's %q prints it (strconv.Quote), which is how the API server shows values in
-// errors: quotes and backslashes escaped, control bytes as \n, \t or \x1b.
+// A value as the API server shows it in errors (Go's %q: api/go_quote.h), cut after 256 bytes
+// with "..." after the closing quote: a hostile value may be megabytes long.
 std::string GoQuote(absl::string_view s);
 
 // Field errors collected while validating one object, printed as the API server prints them

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "kubeletclient/util/grpc_status.h"
 
 namespace ndr::kubelet {
@@ -45,7 +45,7 @@ HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& hand
       return result;
     }
   }
-  VLOG(4) << "GetInfo at " << socket << ": " << info.ShortDebugString();
+  NDR_VLOG(4) << "GetInfo at " << socket << ": " << info.ShortDebugString();
   result.info = info;
 
   // Sends a refusal and reports `why`.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -190,7 +190,7 @@ void LivenessWatch::Loop() {
       for (auto& [path, entry] : entries_) {
         if (entry.id != events[i].data.u64 || entry.fd < 0) continue;
         if (!Receive(&entry)) {
-          VLOG(3) << "Liveness connection to " << path << " dropped";
+          NDR_VLOG(3) << "Liveness connection to " << path << " dropped";
           Disconnect(&entry);
           entry.check_at = std::max(absl::Now(), entry.connected_at + kRetry);
         }
@@ -220,7 +220,7 @@ void LivenessWatch::Loop() {
     if (dead.empty()) continue;
     lock.unlock();
     for (const std::string& path : dead) {
-      LOG(INFO) << "The plugin behind " << path
+      NDR_LOG(INFO) << "The plugin behind " << path
                 << " went away without removing its socket; deregistering it";
       dead_(path);
     }

@@ -11,7 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -57,7 +57,7 @@ void PluginWatcher::AddTree(const std::string& dir) {
   // which Created() tells apart by inode).
   int wd = inotify_add_watch(fd_, dir.c_str(), kDirEvents);
   if (wd < 0) {
-    LOG(WARNING) << "Cannot watch " << dir << ": " << strerror(errno);
+    NDR_LOG(WARNING) << "Cannot watch " << dir << ": " << strerror(errno);
     return;
   }
   dirs_[wd] = dir;
@@ -71,7 +71,7 @@ void PluginWatcher::AddTree(const std::string& dir) {
   closedir(d);
   for (const std::string& name : names) {
     if (Hidden(name)) {
-      VLOG(5) << "Ignoring " << dir << "/" << name << ": a hidden name";
+      NDR_VLOG(5) << "Ignoring " << dir << "/" << name << ": a hidden name";
       continue;
     }
     Created(absl::StrCat(dir, "/", name));
@@ -88,7 +88,7 @@ void PluginWatcher::Created(const std::string& path) {
   if (!S_ISSOCK(st.st_mode)) {
     // A known socket replaced by something else (a rename over it sends no IN_DELETE).
     if (sockets_.count(path) > 0) Removed(path);
-    VLOG(5) << "Ignoring " << path << ": not a socket";
+    NDR_VLOG(5) << "Ignoring " << path << ": not a socket";
     return;
   }
   auto it = sockets_.find(path);
@@ -120,7 +120,7 @@ void PluginWatcher::Removed(const std::string& path) {
 }
 
 void PluginWatcher::Rescan() {
-  LOG(WARNING) << "inotify queue overflowed; rescanning " << root_;
+  NDR_LOG(WARNING) << "inotify queue overflowed; rescanning " << root_;
   for (const auto& [wd, dir] : dirs_) inotify_rm_watch(fd_, wd);
   dirs_.clear();
   AddTree(root_);  // Reports sockets that are new or were created again (a new inode).
@@ -162,7 +162,7 @@ absl::Status PluginWatcher::HandleEvents() {
       if (name.empty()) continue;
       const std::string path = absl::StrCat(dir->second, "/", name);
       if (Hidden(name)) {
-        VLOG(5) << "Ignoring " << path << ": a hidden name";
+        NDR_VLOG(5) << "Ignoring " << path << ": a hidden name";
         continue;
       }
       if (event->mask & (IN_CREATE | IN_MOVED_TO)) {

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::kubelet {
 
@@ -63,7 +63,7 @@ void RegistrationManager::Work(const std::string& path) {
       socket.registered = socket.confirmed = false;
       lock.unlock();
       liveness_.Forget(path);
-      LOG(INFO) << "Socket " << path << " of plugin " << name
+      NDR_LOG(INFO) << "Socket " << path << " of plugin " << name
                 << (recreated ? " was created again: deregistering the old one"
                               : " was removed: deregistering");
       handler->DeRegisterPlugin(name, path);
@@ -92,13 +92,13 @@ void RegistrationManager::Work(const std::string& path) {
       after.confirmed = result.status.ok();
       if (result.status.ok()) {
         after.backoff = absl::ZeroDuration();
-        LOG(INFO) << "Registered plugin " << after.name << " at " << path;
+        NDR_LOG(INFO) << "Registered plugin " << after.name << " at " << path;
       } else if (!stopping_) {
         after.backoff = after.backoff == absl::ZeroDuration()
                             ? backoff_.initial
                             : std::min(after.backoff * 2, backoff_.max);
         after.retry_at = absl::Now() + after.backoff;
-        LOG(WARNING) << "Registration of " << path << " failed, retrying in "
+        NDR_LOG(WARNING) << "Registration of " << path << " failed, retrying in "
                      << absl::FormatDuration(after.backoff) << ": " << result.status.message();
       }
       continue;

@@ -7,7 +7,7 @@
 
 #include "api/endpoint.h"
 #include "gflags/gflags.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "test/csidriver/sample_driver.h"
 #include "test/csidriver/serve.h"
 
@@ -42,9 +42,10 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage("sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]");
-  gflags::SetCommandLineOptionWithMode("logtostderr", "true", gflags::SET_FLAGS_DEFAULT);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
-  google::InitGoogleLogging(argv[0]);
+  absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
+  if (!logging.ok()) return Fail(logging.status());
+  ndr::logging::Init(argv[0], *logging);
   if (argc > 1) {
     return Fail(absl::InvalidArgumentError(
         std::string("unexpected argument \"") + argv[1] + "\"; all options are --flags"));

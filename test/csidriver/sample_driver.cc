@@ -22,7 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/csi_name.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 
 namespace ndr::sample {
 namespace {
@@ -210,7 +210,7 @@ absl::StatusOr<std::string> FileNameForKey(const std::string& key) {
 grpc::Status IdentityService::GetPluginInfo(grpc::ServerContext*,
                                             const csi::v1::GetPluginInfoRequest*,
                                             csi::v1::GetPluginInfoResponse* response) {
-  VLOG(4) << "GetPluginInfo";
+  NDR_VLOG(4) << "GetPluginInfo";
   response->set_name(options_.name);
   response->set_vendor_version(options_.vendor_version);
   return grpc::Status::OK;
@@ -219,7 +219,7 @@ grpc::Status IdentityService::GetPluginInfo(grpc::ServerContext*,
 grpc::Status IdentityService::GetPluginCapabilities(
     grpc::ServerContext*, const csi::v1::GetPluginCapabilitiesRequest*,
     csi::v1::GetPluginCapabilitiesResponse* response) {
-  VLOG(4) << "GetPluginCapabilities";
+  NDR_VLOG(4) << "GetPluginCapabilities";
   if (!options_.topology.empty()) {
     response->add_capabilities()->mutable_service()->set_type(
         csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
@@ -229,7 +229,7 @@ grpc::Status IdentityService::GetPluginCapabilities(
 
 grpc::Status IdentityService::Probe(grpc::ServerContext*, const csi::v1::ProbeRequest*,
                                     csi::v1::ProbeResponse* response) {
-  VLOG(4) << "Probe";
+  NDR_VLOG(4) << "Probe";
   response->mutable_ready()->set_value(true);
   return grpc::Status::OK;
 }
@@ -239,7 +239,7 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
                                               csi::v1::NodeGetCapabilitiesResponse* response) {
   // Without --stage-unstage no STAGE_UNSTAGE_VOLUME: like every ephemeral driver, only publish
   // and unpublish.
-  VLOG(4) << "NodeGetCapabilities";
+  NDR_VLOG(4) << "NodeGetCapabilities";
   if (options_.stage_unstage) {
     response->add_capabilities()->mutable_rpc()->set_type(
         csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
@@ -250,13 +250,13 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
 grpc::Status NodeService::NodeStageVolume(grpc::ServerContext*,
                                           const csi::v1::NodeStageVolumeRequest* request,
                                           csi::v1::NodeStageVolumeResponse*) {
-  LOG(INFO) << "NodeStageVolume volume_id=" << request->volume_id()
+  NDR_LOG(INFO) << "NodeStageVolume volume_id=" << request->volume_id()
             << " staging_target_path=" << request->staging_target_path()
             << " publish_context_keys=" << request->publish_context().size()
             << " secrets=" << request->secrets().size() << " (values not logged)";
   std::lock_guard<std::mutex> lock(mu_);
   absl::Status status = Stage(*request);
-  if (!status.ok()) LOG(WARNING) << "NodeStageVolume " << request->volume_id() << ": " << status;
+  if (!status.ok()) NDR_LOG(WARNING) << "NodeStageVolume " << request->volume_id() << ": " << status;
   return ToGrpc(status);
 }
 
@@ -290,11 +290,11 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
 grpc::Status NodeService::NodeUnstageVolume(grpc::ServerContext*,
                                             const csi::v1::NodeUnstageVolumeRequest* request,
                                             csi::v1::NodeUnstageVolumeResponse*) {
-  LOG(INFO) << "NodeUnstageVolume volume_id=" << request->volume_id()
+  NDR_LOG(INFO) << "NodeUnstageVolume volume_id=" << request->volume_id()
             << " staging_target_path=" << request->staging_target_path();
   std::lock_guard<std::mutex> lock(mu_);
   absl::Status status = Unstage(*request);
-  if (!status.ok()) LOG(WARNING) << "NodeUnstageVolume " << request->volume_id() << ": " << status;
+  if (!status.ok()) NDR_LOG(WARNING) << "NodeUnstageVolume " << request->volume_id() << ": " << status;
   return ToGrpc(status);
 }
 
@@ -323,7 +323,7 @@ absl::Status NodeService::Unstage(const csi::v1::NodeUnstageVolumeRequest& reque
 
 grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest*,
                                       csi::v1::NodeGetInfoResponse* response) {
-  VLOG(4) << "NodeGetInfo";
+  NDR_VLOG(4) << "NodeGetInfo";
   response->set_node_id(options_.node_id);
   response->set_max_volumes_per_node(options_.max_volumes_per_node);
   if (!options_.topology.empty()) {
@@ -338,13 +338,13 @@ grpc::Status NodeService::NodePublishVolume(grpc::ServerContext*,
                                             csi::v1::NodePublishVolumeResponse*) {
   std::vector<std::string> secret_keys;
   for (const auto& [key, value] : request->secrets()) secret_keys.push_back(key);
-  LOG(INFO) << "NodePublishVolume volume_id=" << request->volume_id()
+  NDR_LOG(INFO) << "NodePublishVolume volume_id=" << request->volume_id()
             << " target_path=" << request->target_path() << " readonly=" << request->readonly()
             << " volume_context_keys=" << request->volume_context().size()
             << " secrets=[" << absl::StrJoin(secret_keys, ",") << "] (values not logged)";
   std::lock_guard<std::mutex> lock(mu_);
   absl::Status status = Publish(*request);
-  if (!status.ok()) LOG(WARNING) << "NodePublishVolume " << request->volume_id() << ": " << status;
+  if (!status.ok()) NDR_LOG(WARNING) << "NodePublishVolume " << request->volume_id() << ": " << status;
   return ToGrpc(status);
 }
 
@@ -419,12 +419,12 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
 grpc::Status NodeService::NodeUnpublishVolume(grpc::ServerContext*,
                                               const csi::v1::NodeUnpublishVolumeRequest* request,
                                               csi::v1::NodeUnpublishVolumeResponse*) {
-  LOG(INFO) << "NodeUnpublishVolume volume_id=" << request->volume_id()
+  NDR_LOG(INFO) << "NodeUnpublishVolume volume_id=" << request->volume_id()
             << " target_path=" << request->target_path();
   std::lock_guard<std::mutex> lock(mu_);
   absl::Status status = Unpublish(*request);
   if (!status.ok()) {
-    LOG(WARNING) << "NodeUnpublishVolume " << request->volume_id() << ": " << status;
+    NDR_LOG(WARNING) << "NodeUnpublishVolume " << request->volume_id() << ": " << status;
   }
   return ToGrpc(status);
 }

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "grpcpp/grpcpp.h"
 
 namespace ndr::sample {
@@ -35,7 +35,7 @@ absl::Status RemoveStaleSocket(const std::string& path) {
   if (unlink(path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("remove stale socket ", path, ": ", strerror(errno)));
   }
-  LOG(INFO) << "Removed stale socket " << path;
+  NDR_LOG(INFO) << "Removed stale socket " << path;
   return absl::OkStatus();
 }
 
@@ -65,13 +65,13 @@ absl::Status Serve(const DriverOptions& options, const std::string& socket_path)
   if (server == nullptr) {
     return absl::UnavailableError(absl::StrCat("listen ", socket_path, ": gRPC could not bind"));
   }
-  LOG(INFO) << "Serving CSI driver " << options.name << " (node " << options.node_id << ") on "
+  NDR_LOG(INFO) << "Serving CSI driver " << options.name << " (node " << options.node_id << ") on "
             << socket_path;
 
   sigset_t set = TerminationSignals();
   int signal = 0;
   sigwait(&set, &signal);
-  LOG(INFO) << "Received " << strsignal(signal) << ", shutting down";
+  NDR_LOG(INFO) << "Received " << strsignal(signal) << ", shutting down";
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   server->Wait();
   if (unlink(socket_path.c_str()) != 0 && errno != ENOENT) {

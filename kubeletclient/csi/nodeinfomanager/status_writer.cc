@@ -1,6 +1,6 @@
 #include "kubeletclient/csi/nodeinfomanager/status_writer.h"
 
-#include "glog/logging.h"
+#include "logging/logging.h"
 #include "kubeletclient/util/files.h"
 #include "kubeletclient/csi/nodeinfomanager/node_status.h"
 
@@ -35,7 +35,7 @@ void StatusWriter::Loop() {
     pending_.reset();
     lock.unlock();
     absl::Status status = WriteFileAtomically(path_, RenderNodeStatus(node_name_, snapshot));
-    if (!status.ok()) LOG(ERROR) << "Cannot write the node status: " << status.message();
+    if (!status.ok()) NDR_LOG(ERROR) << "Cannot write the node status: " << status.message();
     lock.lock();
   }
 }

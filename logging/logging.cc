@@ -1,0 +1,442 @@
+#include "logging/logging.h"
+
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "api/go_duration.h"
+#include "api/go_quote.h"
+#include "gflags/gflags.h"
+#include "grpc/support/log.h"
+
+// The component-base flags (k8s.io/component-base/logs/api/v1 addFlags), with its defaults. glog
+// defines --v and --vmodule.
+DEFINE_string(logging_format, "text", "Sets the log format. Permitted formats: \"json\", \"text\".");
+DEFINE_string(log_flush_frequency, "5s", "Maximum number of seconds between log flushes");
+DEFINE_bool(log_text_split_stream, false,
+            "In text format, write error messages to stderr and info messages to stdout. The "
+            "default is to write a single stream to stderr.");
+DEFINE_string(log_text_info_buffer_size, "0",
+              "In text format with split output streams, the info messages can be buffered for a "
+              "while to increase performance. The default value of zero bytes disables "
+              "buffering. The size can be specified as number of bytes (512), multiples of 1000 "
+              "(1K), multiples of 1024 (2Ki), or powers of those (3M, 4G, 5Mi, 6Gi).");
+DEFINE_bool(log_json_split_stream, false,
+            "In JSON format, write error messages to stderr and info messages to stdout. The "
+            "default is to write a single stream to stderr.");
+DEFINE_string(log_json_info_buffer_size, "0",
+              "In JSON format with split output streams, the info messages can be buffered for a "
+              "while to increase performance. Sizes as for --log-text-info-buffer-size.");
+
+namespace ndr::logging {
+namespace {
+
+absl::Status FlagError(absl::string_view flag, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", problem));
+}
+
+// zap's JSON string escaping (zapcore jsonEncoder.safeAddString): quotes, backslashes and
+// control bytes escaped, invalid UTF-8 as \ufffd, nothing else (no HTML escaping).
+void AppendJsonString(absl::string_view s, std::string* out) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      switch (c) {
+        case '"': *out += "\\\""; break;
+        case '\\': *out += "\\\\"; break;
+        case '\n': *out += "\\n"; break;
+        case '\r': *out += "\\r"; break;
+        case '\t': *out += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            absl::StrAppendFormat(out, "\\u%04x", c);
+          } else {
+            out->push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    bool valid = length > 0 && c <= 0xF4 && i + length <= s.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    }
+    if (valid && length >= 3) {
+      const unsigned char c1 = s[i + 1];
+      valid = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) &&
+              !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F);
+    }
+    if (!valid) {
+      *out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    out->append(s.data() + i, length);
+    i += length;
+  }
+  out->push_back('"');
+}
+
+// klog's writeStringValue: strconv.Quote, or a block of tab-indented lines when the value holds a
+// line break.
+void AppendKlogString(absl::string_view value, std::string* out) {
+  if (value.find('\n') == absl::string_view::npos) {
+    *out += GoQuote(value);
+    return;
+  }
+  *out += "<\n";
+  size_t start = 0;
+  while (true) {
+    const size_t end = value.find('\n', start);
+    if (end == absl::string_view::npos) break;
+    absl::StrAppend(out, "\t", value.substr(start, end - start + 1));
+    start = end + 1;
+  }
+  if (start == value.size()) {
+    *out += " >";
+  } else {
+    absl::StrAppend(out, "\t", value.substr(start), "\n >");
+  }
+}
+
+// The last directory and the file, as zap's ShortCallerEncoder writes the caller.
+absl::string_view ShortCaller(absl::string_view file) {
+  const size_t last = file.rfind('/');
+  if (last == absl::string_view::npos || last == 0) return file;
+  const size_t before = file.rfind('/', last - 1);
+  return before == absl::string_view::npos ? file : file.substr(before + 1);
+}
+
+absl::string_view BaseName(absl::string_view file) {
+  const size_t last = file.rfind('/');
+  return last == absl::string_view::npos ? file : file.substr(last + 1);
+}
+
+// Where lines go: stderr, or info to stdout and errors to stderr, with info optionally
+// buffered.
+class Output {
+ public:
+  void Configure(const Options& options) {
+    std::lock_guard<std::mutex> lock(mu_);
+    json_ = options.format == "json";
+    split_ = options.split_stream;
+    buffer_limit_ = options.split_stream ? options.info_buffer_size : 0;
+    if (buffer_limit_ > 0 && !flusher_.joinable()) {
+      const absl::Duration every = options.flush_frequency;
+      flusher_ = std::thread([this, every] {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (!stopping_) {
+          wake_.wait_for(lock, absl::ToChronoNanoseconds(every));
+          FlushLocked();
+        }
+      });
+    }
+  }
+  ~Output() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      FlushLocked();
+    }
+    wake_.notify_all();
+    if (flusher_.joinable()) flusher_.join();
+  }
+
+  bool json() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return json_;
+  }
+
+  // `line` ends in '\n'. Info lines go to stdout when split.
+  void Emit(bool info, const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!split_ || !info) {
+      WriteAll(STDERR_FILENO, line);
+      return;
+    }
+    if (buffer_limit_ <= 0) {
+      WriteAll(STDOUT_FILENO, line);
+      return;
+    }
+    if (buffer_.size() + line.size() > static_cast<size_t>(buffer_limit_)) FlushLocked();
+    buffer_ += line;
+    if (buffer_.size() >= static_cast<size_t>(buffer_limit_)) FlushLocked();
+  }
+
+  void Flush() {
+    std::lock_guard<std::mutex> lock(mu_);
+    FlushLocked();
+  }
+
+ private:
+  static void WriteAll(int fd, absl::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = write(fd, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // nowhere left to report it
+      data.remove_prefix(n);
+    }
+  }
+  void FlushLocked() {
+    if (buffer_.empty()) return;
+    WriteAll(STDOUT_FILENO, buffer_);
+    buffer_.clear();
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool json_ = false;
+  bool split_ = false;
+  int64_t buffer_limit_ = 0;
+  std::string buffer_;
+  bool stopping_ = false;
+  std::thread flusher_;
+};
+
+Output& TheOutput() {
+  static auto* output = new Output();  // never destroyed: threads may log until the very end
+  return *output;
+}
+
+// Flushes buffered info at exit.
+struct FlushAtExit {
+  ~FlushAtExit() { TheOutput().Flush(); }
+} flush_at_exit;
+
+Severity FromGlog(google::LogSeverity severity) {
+  switch (severity) {
+    case google::GLOG_INFO: return Severity::kInfo;
+    case google::GLOG_WARNING: return Severity::kWarning;
+    case google::GLOG_ERROR: return Severity::kError;
+    default: return Severity::kFatal;
+  }
+}
+
+// What still logs through glog (CHECK failures, libraries) comes out in the chosen format.
+class GlogBridge final : public google::LogSink {
+ public:
+  void send(google::LogSeverity severity, const char* full_filename, const char*, int line,
+            const google::LogMessageTime& time, const char* message,
+            size_t message_len) override {
+    Write(FromGlog(severity), full_filename, line, 0, absl::string_view(message, message_len), {},
+          absl::FromUnixMicros(static_cast<int64_t>(time.timestamp()) * 1000000 + time.usec()));
+  }
+};
+
+// And so does what gRPC logs.
+void GprBridge(gpr_log_func_args* args) {
+  const Severity severity = args->severity == GPR_LOG_SEVERITY_ERROR ? Severity::kError
+                                                                      : Severity::kInfo;
+  Write(severity, args->file != nullptr ? args->file : "grpc", args->line, 0,
+        args->message != nullptr ? args->message : "", {}, absl::Now());
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseQuantity(absl::string_view text) {
+  // resource.Quantity's forms that make sense for a byte count: digits, optionally a decimal
+  // fraction, then a binary (Ki Mi Gi Ti Pi Ei) or decimal (k K M G T P E) suffix.
+  const absl::string_view original = text;
+  size_t digits = 0;
+  while (digits < text.size() && (absl::ascii_isdigit(text[digits]) || text[digits] == '.')) {
+    ++digits;
+  }
+  const absl::string_view number = text.substr(0, digits);
+  const absl::string_view suffix = text.substr(digits);
+  static const std::pair<const char*, double> kSuffixes[] = {
+      {"", 1},          {"k", 1e3},        {"K", 1e3},        {"M", 1e6},
+      {"G", 1e9},       {"T", 1e12},       {"P", 1e15},       {"E", 1e18},
+      {"Ki", 1024.0},   {"Mi", 1048576.0}, {"Gi", 1073741824.0},
+      {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}, {"Ei", 1152921504606846976.0}};
+  double value = 0;
+  if (number.empty() || !absl::SimpleAtod(number, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", original, "\" is not a size: bytes (512), multiples of 1000 (1K), multiples of "
+        "1024 (2Ki), or powers of those (3M, 4G, 5Mi, 6Gi)"));
+  }
+  for (const auto& [name, factor] : kSuffixes) {
+    if (suffix == name) {
+      const double bytes = value * factor;
+      // component-base caps the buffer at 2Gi.
+      if (bytes > 2147483648.0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"", original, "\" is more than the 2Gi a buffer may have"));
+      }
+      return static_cast<int64_t>(bytes);
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("\"", original, "\": unable to parse quantity's suffix \"", suffix, "\""));
+}
+
+absl::StatusOr<Options> OptionsFromFlags() {
+  Options options;
+  if (FLAGS_logging_format != "text" && FLAGS_logging_format != "json") {
+    return FlagError("logging-format",
+                     absl::StrCat("Invalid value: \"", FLAGS_logging_format,
+                                  "\": Unsupported log format (permitted: \"json\", \"text\")"));
+  }
+  options.format = FLAGS_logging_format;
+  absl::StatusOr<absl::Duration> flush =
+      ParseGoDuration(FLAGS_log_flush_frequency, "log-flush-frequency");
+  if (!flush.ok()) return flush.status();
+  if (*flush <= absl::ZeroDuration()) {
+    return FlagError("log-flush-frequency", "must be greater than 0 (for example 5s)");
+  }
+  options.flush_frequency = *flush;
+  if (FLAGS_v < 0) return FlagError("v", absl::StrCat(FLAGS_v, " is negative"));
+  if (options.format == "json" && !FLAGS_vmodule.empty()) {
+    return FlagError("vmodule", "only supported for text log format");
+  }
+  const bool json = options.format == "json";
+  for (const auto& [flag, value, mine] :
+       {std::tuple{"log-text-info-buffer-size", &FLAGS_log_text_info_buffer_size, !json},
+        std::tuple{"log-json-info-buffer-size", &FLAGS_log_json_info_buffer_size, json}}) {
+    absl::StatusOr<int64_t> size = ParseQuantity(*value);
+    if (!size.ok()) return FlagError(flag, size.status().message());
+    if (mine) options.info_buffer_size = *size;
+  }
+  options.split_stream = json ? FLAGS_log_json_split_stream : FLAGS_log_text_split_stream;
+  return options;
+}
+
+void Init(const char* argv0, const Options& options) {
+  TheOutput().Configure(options);
+  google::InitGoogleLogging(argv0);
+  // glog itself writes nothing: no files (--log_dir and friends are accepted and have no
+  // effect), no stderr of its own; its messages come through the bridge.
+  FLAGS_logtostderr = false;
+  FLAGS_alsologtostderr = false;
+  FLAGS_stderrthreshold = google::NUM_SEVERITIES;
+  for (int severity = 0; severity < google::NUM_SEVERITIES; ++severity) {
+    google::SetLogDestination(severity, "");
+  }
+  static GlogBridge bridge;
+  google::AddLogSink(&bridge);
+  gpr_set_log_function(&GprBridge);
+}
+
+void Flush() { TheOutput().Flush(); }
+
+Kv::Kv(absl::string_view key, absl::string_view value) : key(key), value(value) {}
+Kv::Kv(absl::string_view key, int64_t value) : key(key), value(absl::StrCat(value)), quoted(false) {}
+Kv::Kv(absl::string_view key, uint64_t value)
+    : key(key), value(absl::StrCat(value)), quoted(false) {}
+Kv::Kv(absl::string_view key, bool value)
+    : key(key), value(value ? "true" : "false"), quoted(false) {}
+Kv::Kv(absl::string_view key, absl::Duration value) : key(key), value(FormatGoDuration(value)) {}
+
+Kv Err(absl::string_view message) {
+  Kv kv("err", message);
+  kv.error = true;
+  return kv;
+}
+
+Kv Err(const absl::Status& status) { return Err(status.message()); }
+
+Line::Line(Severity severity, const char* file, int line, int verbosity)
+    : severity_(severity), file_(file), line_(line), verbosity_(verbosity) {}
+
+Line::~Line() {
+  Write(severity_, file_, line_, verbosity_, message_.str(), pairs_, absl::Now());
+  if (severity_ == Severity::kFatal) {
+    Flush();
+    abort();
+  }
+}
+
+std::string TextLine(Severity severity, absl::string_view file, int line,
+                     absl::string_view message, const std::vector<Kv>& pairs, absl::Time time,
+                     int pid) {
+  // klog's header (internal/buffer FormatHeader): Lmmdd hh:mm:ss.uuuuuu ppppppp file:line]
+  const absl::TimeZone local = absl::LocalTimeZone();
+  static constexpr char kLetters[] = "IWEF";
+  std::string out = absl::StrCat(
+      std::string(1, kLetters[static_cast<int>(severity)]),
+      absl::FormatTime("%m%d %H:%M:%S.%E6f", time, local), " ",
+      absl::StrFormat("%7d", pid % 10000000), " ", BaseName(file), ":", line, "] ");
+  if (pairs.empty()) {
+    // Unstructured (klog.Info): the text as it is.
+    out.append(message.data(), message.size());
+    return out;
+  }
+  // Structured (klog.InfoS, ErrorS): the quoted message, err first, then the pairs.
+  out += GoQuote(message);
+  for (bool errors : {true, false}) {
+    for (const Kv& kv : pairs) {
+      if (kv.error != errors) continue;
+      absl::StrAppend(&out, " ", kv.key, "=");
+      if (kv.quoted) {
+        AppendKlogString(kv.value, &out);
+      } else {
+        out += kv.value;
+      }
+    }
+  }
+  return out;
+}
+
+std::string JsonLine(Severity severity, absl::string_view file, int line, int verbosity,
+                     absl::string_view message, const std::vector<Kv>& pairs, absl::Time time) {
+  // component-base/logs/json: "ts" (epoch milliseconds, as a float), "caller", "msg", "v" for
+  // all but errors, the pairs, "err" last.
+  char ts[64];
+  const double millis = absl::ToDoubleMilliseconds(time - absl::UnixEpoch());
+  const auto end = std::to_chars(ts, ts + sizeof(ts), millis, std::chars_format::fixed).ptr;
+  std::string out = absl::StrCat("{\"ts\":", absl::string_view(ts, end - ts), ",\"caller\":");
+  AppendJsonString(absl::StrCat(ShortCaller(file), ":", line), &out);
+  out += ",\"msg\":";
+  // klog strips one trailing line break of an unstructured message.
+  absl::string_view msg = message;
+  if (pairs.empty() && absl::EndsWith(msg, "\n")) msg.remove_suffix(1);
+  AppendJsonString(msg, &out);
+  const bool error = severity == Severity::kError;
+  if (!error) absl::StrAppend(&out, ",\"v\":", verbosity);
+  for (bool errors : {false, true}) {
+    for (const Kv& kv : pairs) {
+      if (kv.error != errors) continue;
+      out.push_back(',');
+      AppendJsonString(kv.key, &out);
+      out.push_back(':');
+      if (kv.quoted) {
+        AppendJsonString(kv.value, &out);
+      } else {
+        out += kv.value;
+      }
+    }
+  }
+  out += "}";
+  return out;
+}
+
+void Write(Severity severity, absl::string_view file, int line, int verbosity,
+           absl::string_view message, const std::vector<Kv>& pairs, absl::Time time) {
+  Output& output = TheOutput();
+  std::string text = output.json()
+                         ? JsonLine(severity, file, line, verbosity, message, pairs, time)
+                         : TextLine(severity, file, line, message, pairs, time, getpid());
+  if (text.empty() || text.back() != '\n') text.push_back('\n');
+  // Split streams: klog's text router sends 'I' lines to stdout; component-base's JSON logger
+  // sends everything below Error there.
+  output.Emit(severity == Severity::kInfo || (output.json() && severity == Severity::kWarning),
+              text);
+}
+
+}  // namespace ndr::logging

@@ -1,0 +1,141 @@
+// Logging in Kubernetes' formats, for the registrar, kubeletclient and the sample driver.
+//
+// Log pipelines (Loki, Fluent Bit, Cloud Logging) parse what Kubernetes components write, so
+// this writes the same: klog's text format, or component-base's JSON format, chosen with the
+// component-base flags the Go registrar takes (k8s.io/component-base/logs/api/v1 AddGoFlags):
+//
+//   text  I1122 09:03:03.639649    4836 reg_socket.cc:74] "Removed registration socket" path="/x"
+//   json  {"ts":1763802183639.649,"caller":"registrar/reg_socket.cc:74",
+//          "msg":"Removed registration socket","v":0,"path":"/x"}
+//
+// A message is written with NDR_LOG(INFO) / NDR_VLOG(4) and streamed like glog's; key/value pairs
+// are streamed as Kv(...) values and make it a structured message:
+//
+//   NDR_LOG(INFO) << "Removed registration socket" << Kv("path", path);
+//   NDR_LOG(ERROR) << "Kubelet refused the registration" << Err(status);
+//
+// glog stays underneath: it parses --v and --vmodule (NDR_VLOG uses VLOG_IS_ON), runs CHECK, and
+// whatever still logs through glog (or through gRPC's gpr_log) is rewritten into the chosen
+// format, so that every line of output is in it. Thread-safe.
+#ifndef NDR_LOGGING_LOGGING_H_
+#define NDR_LOGGING_LOGGING_H_
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "glog/logging.h"
+
+namespace ndr::logging {
+
+enum class Severity { kInfo, kWarning, kError, kFatal };
+
+// The component-base logging options, validated (OptionsFromFlags).
+struct Options {
+  std::string format = "text";  // --logging-format: "text" or "json"
+  absl::Duration flush_frequency = absl::Seconds(5);  // --log-flush-frequency
+  bool split_stream = false;  // --log-{text,json}-split-stream: info to stdout, errors to stderr
+  int64_t info_buffer_size = 0;  // --log-{text,json}-info-buffer-size: bytes of info buffered
+};
+
+// Reads and checks the logging flags: --logging-format, --log-flush-frequency, the split-stream
+// and buffer-size flags of the chosen format, --v (not negative) and --vmodule (text only). An
+// error is one line naming the flag and what it accepts.
+absl::StatusOr<Options> OptionsFromFlags();
+
+// A size as component-base's flags take it (resource.Quantity): 512, 1K, 2Ki, 3M, 5Mi, 6Gi, ...
+absl::StatusOr<int64_t> ParseQuantity(absl::string_view text);
+
+// Sets up logging for the program `argv0`: must come after flag parsing and before anything
+// logs. Every line from then on, ours, glog's and gRPC's, is in `options.format`.
+void Init(const char* argv0, const Options& options);
+
+// Writes whatever is buffered (--log-*-info-buffer-size); also done every flush frequency and
+// before a fatal message.
+void Flush();
+
+// A key/value pair of a structured message. Strings are quoted (klog text: strconv.Quote, or
+// a <...> block when they hold a newline; JSON: a string); numbers and booleans are not.
+struct Kv {
+  Kv(absl::string_view key, absl::string_view value);
+  Kv(absl::string_view key, const std::string& value) : Kv(key, absl::string_view(value)) {}
+  Kv(absl::string_view key, const char* value) : Kv(key, absl::string_view(value)) {}
+  Kv(absl::string_view key, int64_t value);
+  Kv(absl::string_view key, int value) : Kv(key, static_cast<int64_t>(value)) {}
+  Kv(absl::string_view key, uint64_t value);
+  Kv(absl::string_view key, bool value);
+  Kv(absl::string_view key, absl::Duration value);  // as Go prints one: "1m30s"
+
+  std::string key;
+  std::string value;    // the text, or the JSON of a number or boolean
+  bool quoted = true;   // a string
+  bool error = false;   // the "err" of an error message
+};
+
+// The error of an error message: klog's err="...", component-base JSON's "err".
+Kv Err(const absl::Status& status);
+Kv Err(absl::string_view message);
+
+// One message, written when it goes out of scope. Use the macros.
+class Line {
+ public:
+  Line(Severity severity, const char* file, int line, int verbosity);
+  ~Line();
+  Line(const Line&) = delete;
+  Line& operator=(const Line&) = delete;
+
+  Line& operator<<(const Kv& kv) {
+    pairs_.push_back(kv);
+    return *this;
+  }
+  template <typename T>
+  Line& operator<<(const T& value) {
+    message_ << value;
+    return *this;
+  }
+
+ private:
+  const Severity severity_;
+  const char* const file_;
+  const int line_;
+  const int verbosity_;
+  std::ostringstream message_;
+  std::vector<Kv> pairs_;
+};
+
+// Writes one message; what Line and the glog and gRPC bridges call.
+void Write(Severity severity, absl::string_view file, int line, int verbosity,
+           absl::string_view message, const std::vector<Kv>& pairs, absl::Time time);
+
+// The klog text line and the component-base JSON line of a message, without the end of line:
+// the formatters themselves, for tests. `pid` is what klog writes (it writes the process ID
+// where glog writes a thread ID).
+std::string TextLine(Severity severity, absl::string_view file, int line,
+                     absl::string_view message, const std::vector<Kv>& pairs, absl::Time time,
+                     int pid);
+std::string JsonLine(Severity severity, absl::string_view file, int line, int verbosity,
+                     absl::string_view message, const std::vector<Kv>& pairs, absl::Time time);
+
+}  // namespace ndr::logging
+
+#define NDR_LOG_SEVERITY_INFO ::ndr::logging::Severity::kInfo
+#define NDR_LOG_SEVERITY_WARNING ::ndr::logging::Severity::kWarning
+#define NDR_LOG_SEVERITY_ERROR ::ndr::logging::Severity::kError
+#define NDR_LOG_SEVERITY_FATAL ::ndr::logging::Severity::kFatal
+
+// NDR_LOG(INFO), NDR_LOG(WARNING), NDR_LOG(ERROR), NDR_LOG(FATAL) << ...;
+#define NDR_LOG(severity) \
+  ::ndr::logging::Line(NDR_LOG_SEVERITY_##severity, __FILE__, __LINE__, 0)
+
+// NDR_VLOG(4) << ...; written only at --v=4 and up (or as --vmodule says).
+#define NDR_VLOG(verbosity)      \
+  if (!VLOG_IS_ON(verbosity)) {  \
+  } else                         \
+    ::ndr::logging::Line(::ndr::logging::Severity::kInfo, __FILE__, __LINE__, verbosity)
+
+#endif  // NDR_LOGGING_LOGGING_H_
