@@ -92,7 +92,8 @@ std::string Runfile(const std::string& workspace_relative_path) {
   return absl::StrCat(absl::string_view(self, n), ".runfiles/ndr/", workspace_relative_path);
 }
 
-Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
+Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path,
+                       std::string stdout_path)
     : name_(argv.empty() ? "" : argv[0].substr(argv[0].rfind('/') + 1)),
       log_path_(std::move(log_path)) {
   // Everything the child needs is made here: between fork() and exec() a child of a threaded
@@ -113,6 +114,13 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
       dup2(fd, 1);
       dup2(fd, 2);
       close(fd);
+    }
+    if (!stdout_path.empty()) {
+      fd = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        close(fd);
+      }
     }
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, 0);

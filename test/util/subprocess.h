@@ -25,8 +25,9 @@ std::string Runfile(const std::string& workspace_relative_path);
 
 class Subprocess {
  public:
-  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_path` (appended).
-  Subprocess(std::vector<std::string> argv, std::string log_path);
+  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_path` (appended), or stdout to
+  // `stdout_path` if one is given.
+  Subprocess(std::vector<std::string> argv, std::string log_path, std::string stdout_path = "");
   ~Subprocess();  // SIGKILL and reap if still running.
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
