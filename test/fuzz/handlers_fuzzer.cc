@@ -3,11 +3,13 @@
 // would after parsing, the Node service both without and with --stage-unstage. The first byte
 // picks the handler. Target and staging paths are always redirected into a directory of this
 // fuzzer's own.
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "registrar/services.h"
@@ -15,15 +17,33 @@
 
 namespace {
 
-const std::string& Sandbox() {
-  static const std::string dir = [] {
+// A directory of this fuzzer's own, removed when the process exits: runs are many and short
+// (every test run replays the corpus), so they must leave nothing in /tmp.
+class Sandbox {
+ public:
+  Sandbox() {
     char templ[] = "/tmp/ndr-fuzz-XXXXXX";
-    std::string d = mkdtemp(templ);
-    mkdir((d + "/pod").c_str(), 0755);
-    mkdir((d + "/staging").c_str(), 0755);
-    return d;
-  }();
-  return dir;
+    if (mkdtemp(templ) == nullptr) {
+      perror("handlers_fuzzer: mkdtemp /tmp/ndr-fuzz-XXXXXX");
+      abort();
+    }
+    dir_ = templ;
+    mkdir((dir_ + "/pod").c_str(), 0755);
+    mkdir((dir_ + "/staging").c_str(), 0755);
+  }
+  ~Sandbox() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+const std::string& SandboxDir() {
+  static const Sandbox sandbox;
+  return sandbox.dir();
 }
 
 }  // namespace
@@ -74,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       csi::v1::NodePublishVolumeRequest request;
       csi::v1::NodePublishVolumeResponse response;
       if (!request.ParseFromString(bytes)) break;
-      request.set_target_path(Sandbox() + "/pod/mount");
+      request.set_target_path(SandboxDir() + "/pod/mount");
       node.NodePublishVolume(&context, &request, &response);
       break;
     }
@@ -82,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       csi::v1::NodeUnpublishVolumeRequest request;
       csi::v1::NodeUnpublishVolumeResponse response;
       if (!request.ParseFromString(bytes)) break;
-      request.set_target_path(Sandbox() + "/pod/mount");
+      request.set_target_path(SandboxDir() + "/pod/mount");
       node.NodeUnpublishVolume(&context, &request, &response);
       break;
     }
@@ -90,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       csi::v1::NodeStageVolumeRequest request;
       csi::v1::NodeStageVolumeResponse response;
       if (!request.ParseFromString(bytes)) break;
-      request.set_staging_target_path(Sandbox() + "/staging");
+      request.set_staging_target_path(SandboxDir() + "/staging");
       staging_node.NodeStageVolume(&context, &request, &response);
       break;
     }
@@ -98,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       csi::v1::NodeUnstageVolumeRequest request;
       csi::v1::NodeUnstageVolumeResponse response;
       if (!request.ParseFromString(bytes)) break;
-      request.set_staging_target_path(Sandbox() + "/staging");
+      request.set_staging_target_path(SandboxDir() + "/staging");
       staging_node.NodeUnstageVolume(&context, &request, &response);
       break;
     }
@@ -106,9 +126,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       csi::v1::NodePublishVolumeRequest request;
       csi::v1::NodePublishVolumeResponse response;
       if (!request.ParseFromString(bytes)) break;
-      request.set_target_path(Sandbox() + "/pod/mount");
+      request.set_target_path(SandboxDir() + "/pod/mount");
       if (!request.staging_target_path().empty()) {
-        request.set_staging_target_path(Sandbox() + "/staging");
+        request.set_staging_target_path(SandboxDir() + "/staging");
       }
       staging_node.NodePublishVolume(&context, &request, &response);
       break;
