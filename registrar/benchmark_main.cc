@@ -39,6 +39,9 @@ DEFINE_int32(runs, 20, "Start-ups and socket recreations to time.");
 DEFINE_int32(idle_seconds, 60, "How long to watch the idle registrar's CPU time.");
 DEFINE_int32(load_seconds, 5, "How long to load the registrar with GetInfo calls.");
 DEFINE_int32(load_clients, 4, "Client threads for the load.");
+DEFINE_string(registrar, "",
+              "Registrar binary to measure instead of the one built with this benchmark, e.g. an "
+              "older build to compare start-up against.");
 
 namespace ndr {
 namespace {
@@ -171,7 +174,9 @@ std::string Machine() {
 }
 
 int Run() {
-  const std::string registrar = Runfile("registrar/csi-node-driver-registrar.stripped");
+  const std::string registrar = FLAGS_registrar.empty()
+                                    ? Runfile("registrar/csi-node-driver-registrar.stripped")
+                                    : FLAGS_registrar;
   TempDir dir("bench");
   const std::string csi = dir.Join("csi.sock");
   Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,

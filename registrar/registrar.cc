@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
+#include "grpc/grpc.h"
 #include "logging/logging.h"
 #include "registrar/health.h"
 #include "registrar/reg_socket.h"
@@ -50,6 +51,9 @@ void BlockTerminationSignals() {
   sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
+
+Registrar::GrpcLifetime::GrpcLifetime() { grpc_init(); }
+Registrar::GrpcLifetime::~GrpcLifetime() { grpc_shutdown(); }
 
 Registrar::Registrar(Options options) : options_(std::move(options)) {}
 
