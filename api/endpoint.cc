@@ -30,6 +30,11 @@ absl::StatusOr<std::string> UnixSocketPath(absl::string_view endpoint, absl::str
   absl::string_view path = endpoint;
   if (absl::ConsumePrefix(&path, "unix://")) {
     // "unix://" followed by an absolute path, as in unix:///csi/csi.sock.
+  } else if (absl::ConsumePrefix(&path, "unix:")) {
+    // gRPC's other spelling, "unix:" and a path (doc/naming.md in grpc/grpc), as in the
+    // aws-ebs-csi-driver's Windows manifest's unix:/csi/csi.sock. The Go registrar passes it to
+    // grpc-go's unix resolver (csi-lib-utils connection.go, connect), which accepts it; only an
+    // absolute path is accepted here, as below.
   } else if (absl::StrContains(endpoint, "://")) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": endpoint \"", endpoint,

@@ -1,7 +1,8 @@
 // Unix-socket endpoints as CSI drivers, kubelet and the registrar write them.
 //
 // A CSI endpoint is given either as a plain path ("/csi/csi.sock") or as a URL
-// ("unix:///csi/csi.sock"); the node-driver-registrar and the CSI sidecars accept both. Whatever
+// ("unix:///csi/csi.sock", or gRPC's shorter "unix:/csi/csi.sock"); the node-driver-registrar
+// and the CSI sidecars accept all three. Whatever
 // the spelling, the path must fit into sockaddr_un.sun_path, which holds 107 bytes plus the
 // terminating NUL on Linux. These functions are pure and thread-safe.
 #ifndef NDR_API_ENDPOINT_H_
@@ -17,9 +18,9 @@ namespace ndr {
 // Longest unix socket path Linux accepts, in bytes (sizeof(sun_path) - 1).
 inline constexpr size_t kMaxUnixSocketPathLength = 107;
 
-// Returns the filesystem path of `endpoint`, which is a path or a "unix://" URL. Fails with
-// InvalidArgument for an empty endpoint, another URL scheme, a relative path, or a path longer
-// than kMaxUnixSocketPathLength. `what` names the endpoint in the error, e.g. "--csi-address".
+// Returns the filesystem path of `endpoint`, which is a path or a "unix://" or "unix:" URL.
+// Fails with InvalidArgument for an empty endpoint, another URL scheme, a relative path, or a
+// path longer than kMaxUnixSocketPathLength. `what` names the endpoint in the error, e.g. "--csi-address".
 absl::StatusOr<std::string> UnixSocketPath(absl::string_view endpoint, absl::string_view what);
 
 // Checks that `path` fits into sun_path; the error names `what` and both lengths.

@@ -18,6 +18,7 @@ TEST(UnixSocketPathTest, AcceptsPathsAndUnixUrls) {
       {"/csi/csi.sock", "/csi/csi.sock"},
       {"unix:///csi/csi.sock", "/csi/csi.sock"},
       {"unix:///var/lib/kubelet/plugins/x/csi.sock", "/var/lib/kubelet/plugins/x/csi.sock"},
+      {"unix:/csi/csi.sock", "/csi/csi.sock"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<std::string> path = UnixSocketPath(c.endpoint, "--csi-address");
@@ -35,6 +36,7 @@ TEST(UnixSocketPathTest, RejectsWithReason) {
       {"tcp://127.0.0.1:10000", "unsupported scheme"},
       {"csi.sock", "not an absolute socket path"},
       {"unix://csi.sock", "not an absolute socket path"},
+      {"unix:csi.sock", "not an absolute socket path"},
       {"/" + std::string(107, 'a'), "108 bytes long"},
   };
   for (const Case& c : cases) {
