@@ -46,7 +46,10 @@ absl::Status ParseHostPort(const std::string& text, std::string* host, int* port
 
 absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
   Options options;
-  if (flags.mode != "registration" && flags.mode != "kubelet-registration-probe") {
+  // The Go registrar's default is "" (cmd/csi-node-driver-registrar/main.go, the mode flag), and
+  // it registers for any value but the probe; a value that is neither is a typo here.
+  if (!flags.mode.empty() && flags.mode != "registration" &&
+      flags.mode != "kubelet-registration-probe") {
     return FlagError("mode", absl::StrCat("\"", flags.mode,
                                           "\" is not one of registration, "
                                           "kubelet-registration-probe"));

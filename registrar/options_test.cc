@@ -73,6 +73,8 @@ TEST(ParseOptionsTest, ValidCombinations) {
        [](const Options& o) { EXPECT_TRUE(o.requires_publish_pod); }},
       {"pprof", [](RawFlags* f) { f->enable_pprof = true; },
        [](const Options& o) { EXPECT_TRUE(o.pprof_requested); }},
+      {"empty mode registers, as the Go registrar's default", [](RawFlags* f) { f->mode = ""; },
+       [](const Options& o) { EXPECT_FALSE(o.registration_probe_mode); }},
       {"probe mode needs nothing else",
        [](RawFlags* f) {
          f->mode = "kubelet-registration-probe";
