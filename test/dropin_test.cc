@@ -313,6 +313,7 @@ TEST(DropInTableTest, CoversTheFormsManifestsUse) {
     if (absl::StrContains(all, "$(")) ++forms["$(VAR)"];
     if (absl::StrContains(all, " -v=") || absl::StartsWith(all, "-v=")) ++forms["-v="];
     if (absl::StrContains(all, "-csi-address /")) ++forms["split -csi-address"];
+    if (absl::StrContains(all, "--logtostderr")) ++forms["--logtostderr"];
     if (absl::StrContains(all, "--health-port=")) ++forms["--health-port"];
     if (absl::StrContains(all, "--http-endpoint=localhost:")) ++forms["localhost:"];
     if (absl::StrContains(all, "--http-endpoint=0.0.0.0:")) ++forms["0.0.0.0:"];
@@ -325,7 +326,7 @@ TEST(DropInTableTest, CoversTheFormsManifestsUse) {
   EXPECT_GE(drivers.size(), 20u);
   for (const char* form : {"$(VAR)", "-v=", "split -csi-address", "--health-port", "localhost:",
                            "0.0.0.0:", ":port", "--timeout=60s", "--logging-format", "unix://",
-                           "exec probe"}) {
+                           "exec probe", "--logtostderr"}) {
     EXPECT_GT(forms[form], 0) << form;
   }
   RecordProperty("drivers", static_cast<int>(drivers.size()));
