@@ -35,6 +35,20 @@ ndr_install_deps() {
     "${missing[@]}"
 }
 
+# The arm64 build (--config=arm64, and //... through toolchain/arm64:binaries): Debian's cross
+# compiler, qemu to run what it builds, and the arm64 sysroot that toolchain/arm64/make-sysroot.sh
+# unpacks from Debian's arm64 packages into /var/cache/ndr-arm64-sysroot (once; it checks).
+NDR_ARM64_PACKAGES=(g++-aarch64-linux-gnu qemu-user-static)
+
+ndr_install_arm64_deps() {
+  ndr_install_deps "${NDR_ARM64_PACKAGES[@]}" "$@" || return 1
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ] && [ ! -w /var/cache ]; then
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" bash toolchain/arm64/make-sysroot.sh >/dev/null
+}
+
 # Bazel options for scripts: quiet, non-interactive output when run by CI or without a terminal.
 ndr_bazel_flags() {
   if [ -n "${CI:-}" ] || [ ! -t 1 ]; then

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_deps
+ndr_install_arm64_deps
 
 # Never leave a Bazel server behind, whatever happens.
 trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT

@@ -28,7 +28,7 @@ case "$sanitizer" in
 esac
 
 source test/install-deps.sh
-ndr_install_deps
+ndr_install_arm64_deps
 source test/test-stage.sh
 
 hogs=()
