@@ -1,21 +1,28 @@
-// Builds the images with buildah (images/build-images.sh) and runs the registrar inside its
-// image: --version, and a real registration round trip with the sample driver's socket mounted
-// in. Needs root and buildah (test/install-deps.sh installs it); runs outside Bazel's sandbox.
+// Builds the images with buildah (images/build-images.sh), amd64 and arm64 joined in one OCI image
+// index each, checks what the indexes say and what each architecture's image holds, and runs the
+// registrar inside its (amd64) image: --version, and a real registration round trip with the
+// sample driver's socket mounted in. Needs root and buildah (test/install-deps.sh installs it);
+// runs outside Bazel's sandbox.
+#include <elf.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test/util/elf.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
 #include "test/util/temp_dir.h"
@@ -24,11 +31,18 @@ namespace ndr {
 namespace {
 
 using ::ndr::testing::PollUntil;
+using ::ndr::testing::ReadElf;
+using ::ndr::testing::ReadFile;
 using ::ndr::testing::RpcDeadline;
 using ::ndr::testing::Runfile;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
 using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+constexpr char kRegistrarImage[] = "localhost/ndr/csi-node-driver-registrar:v2.17.0-ndr.1";
+constexpr char kArm64Registrar[] = "toolchain/arm64/binaries/csi-node-driver-registrar.stripped";
+constexpr char kArm64Driver[] = "toolchain/arm64/binaries/sample-csi-driver.stripped";
 
 // The process in `group` whose command name is `comm` (a name is at most 15 characters), or 0.
 pid_t FindInGroup(pid_t group, const std::string& comm) {
@@ -49,10 +63,65 @@ pid_t FindInGroup(pid_t group, const std::string& comm) {
   return 0;
 }
 
-bool IsStatic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string elf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return elf.find("/lib64/ld-linux-x86-64.so.2") == std::string::npos;
+bool IsStatic(const std::string& path) { return !ReadElf(path).dynamic; }
+
+// One architecture's image in an OCI archive, as a registry or `ctr images import` reads it.
+struct PlatformImage {
+  std::string architecture, os;                // the index entry's platform
+  std::string config_architecture, config_os;  // the image's own config
+  int64_t layer_bytes = 0;                     // compressed, as a registry stores them
+  int binary_machine = -1;                     // ELF e_machine of `binary` in the layers
+};
+
+// Unpacks `archive` into `dir` and reads every platform of the image index it holds (index.json
+// names the index; the index names one manifest per platform), unpacking each image's layers to
+// find `binary`. Fails the test, and returns what it has, on anything malformed.
+std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::string& dir,
+                                     const std::string& binary) {
+  std::vector<PlatformImage> images;
+  std::filesystem::create_directories(dir);
+  Subprocess untar({"/bin/tar", "-xf", archive, "-C", dir}, dir + ".log");
+  EXPECT_EQ(untar.Wait(), 0) << untar.Describe();
+  // A descriptor's blob file. The digest comes from the archive: it must be sha256:<64 hex> before
+  // it becomes a path.
+  auto blob = [&](const json& descriptor) {
+    const std::string digest = descriptor.is_object() ? descriptor.value("digest", "") : "";
+    const bool valid = absl::StartsWith(digest, "sha256:") && digest.size() == 7 + 64 &&
+                       digest.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+    EXPECT_TRUE(valid) << "bad digest in " << descriptor.dump();
+    return valid ? absl::StrCat(dir, "/blobs/sha256/", digest.substr(7)) : dir + "/invalid";
+  };
+  auto parse = [&](const std::string& path) {
+    std::string text;
+    ReadFile(path, &text);
+    return json::parse(text, nullptr, /*allow_exceptions=*/false);
+  };
+  const json top = parse(dir + "/index.json");
+  if (!top.is_object() || top["manifests"].size() != 1) {
+    ADD_FAILURE() << "index.json should name one image index: " << top.dump();
+    return images;
+  }
+  EXPECT_EQ(top["manifests"][0]["mediaType"], "application/vnd.oci.image.index.v1+json");
+  const json index = parse(blob(top["manifests"][0]));
+  for (const json& entry : index["manifests"]) {
+    PlatformImage image;
+    image.architecture = entry["platform"].value("architecture", "");
+    image.os = entry["platform"].value("os", "");
+    const json manifest = parse(blob(entry));
+    const json config = parse(blob(manifest["config"]));
+    image.config_architecture = config.value("architecture", "");
+    image.config_os = config.value("os", "");
+    const std::string root = absl::StrCat(dir, "/rootfs-", image.architecture);
+    std::filesystem::create_directories(root);
+    for (const json& layer : manifest["layers"]) {
+      image.layer_bytes += layer.value("size", int64_t{0});
+      Subprocess unpack({"/bin/tar", "-xzf", blob(layer), "-C", root}, root + ".log");
+      EXPECT_EQ(unpack.Wait(), 0) << unpack.Describe();
+    }
+    image.binary_machine = ReadElf(root + "/" + binary).machine;
+    images.push_back(image);
+  }
+  return images;
 }
 
 class ImageTest : public ::testing::Test {
@@ -62,9 +131,12 @@ class ImageTest : public ::testing::Test {
     driver_ = Runfile("test/csidriver/sample-csi-driver");
     if (!IsStatic(registrar_)) return;  // sanitizer builds: see the test bodies
     dir_ = new TempDir("img");
-    Subprocess build({"/bin/bash", Runfile("images/build-images.sh"), registrar_, driver_,
-                      dir_->Join("out"), dir_->Join("storage")},
-                     dir_->Join("build.log"));
+    Subprocess build(
+        {"/usr/bin/env", "NDR_BUILDAH_STORAGE=" + dir_->Join("storage"), "/bin/bash",
+         Runfile("images/build-images.sh"), dir_->Join("out"),
+         absl::StrCat("amd64=", registrar_, ",", driver_),
+         absl::StrCat("arm64=", Runfile(kArm64Registrar), ",", Runfile(kArm64Driver))},
+        dir_->Join("build.log"));
     build_exit_ = build.Wait(absl::Minutes(10)).value_or(-1);
     build_log_ = build.Log();
   }
@@ -104,17 +176,37 @@ class ImageTest : public ::testing::Test {
   static inline TempDir* dir_ = nullptr;
 };
 
-TEST_F(ImageTest, ArchivesAreSmall) {
-  EXPECT_THAT(build_log_, HasSubstr("localhost/ndr/csi-node-driver-registrar:v2.17.0-ndr.1"));
-  for (const char* archive : {"csi-node-driver-registrar.oci.tar", "sample-csi-driver.oci.tar"}) {
-    struct stat st;
-    ASSERT_EQ(stat(dir_->Join(std::string("out/") + archive).c_str(), &st), 0) << archive;
-    EXPECT_LT(st.st_size, 5'000'000) << archive << ": the target is under 5 MB compressed";
+// Each archive is one multi-architecture tag: an image index with amd64 and arm64 entries, each
+// image's config agreeing with its entry, and each holding a binary of its own architecture.
+TEST_F(ImageTest, IndexHoldsBothArchitectures) {
+  EXPECT_THAT(build_log_, HasSubstr(kRegistrarImage));
+  const std::pair<const char*, const char*> archives[] = {
+      {"csi-node-driver-registrar.oci.tar", "csi-node-driver-registrar"},
+      {"sample-csi-driver.oci.tar", "sample-csi-driver"}};
+  for (const auto& [archive, binary] : archives) {
+    SCOPED_TRACE(archive);
+    const std::vector<PlatformImage> images =
+        ReadIndex(dir_->Join(std::string("out/") + archive),
+                  dir_->Join(std::string("unpacked/") + binary), binary);
+    ASSERT_EQ(images.size(), 2u);
+    std::map<std::string, int> machines;
+    for (const PlatformImage& image : images) {
+      SCOPED_TRACE(image.architecture);
+      EXPECT_EQ(image.os, "linux");
+      EXPECT_EQ(image.config_architecture, image.architecture);
+      EXPECT_EQ(image.config_os, "linux");
+      // The target for the registrar's image: under 5 MB compressed, per architecture.
+      EXPECT_GT(image.layer_bytes, 1'000'000);
+      EXPECT_LT(image.layer_bytes, 5'000'000);
+      machines[image.architecture] = image.binary_machine;
+    }
+    EXPECT_EQ(machines, (std::map<std::string, int>{{"amd64", EM_X86_64}, {"arm64", EM_AARCH64}}));
   }
 }
 
 TEST_F(ImageTest, VersionInsideTheImage) {
-  const std::string container = Container("localhost/ndr/csi-node-driver-registrar:v2.17.0-ndr.1");
+  // The index's name: buildah picks this machine's (amd64) image from it.
+  const std::string container = Container(kRegistrarImage);
   std::string output;
   EXPECT_EQ(RunBuildah({"run", "--isolation", "chroot", container, "--",
                         "/csi-node-driver-registrar", "--version"},
@@ -130,7 +222,7 @@ TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
   ASSERT_EQ(mkdir(host.Join("registration").c_str(), 0755), 0);
   Subprocess driver({driver_, "--endpoint=" + host.Join("csi/csi.sock"), "--nodeid=node-1"},
                     host.Join("driver.log"));
-  const std::string container = Container("localhost/ndr/csi-node-driver-registrar:v2.17.0-ndr.1");
+  const std::string container = Container(kRegistrarImage);
   // The manifest's layout: the driver's socket dir at /csi, kubelet's registry at /registration.
   Subprocess registrar(
       Buildah({"run", "--isolation", "chroot", "-v", host.Join("csi") + ":/csi", "-v",
