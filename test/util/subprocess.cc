@@ -8,66 +8,28 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iostream>
 #include <mutex>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "gtest/gtest.h"
 #include "test/util/temp_dir.h"
 
 namespace ndr::testing {
 namespace {
 
-// Every Subprocess alive in this test binary, in the order they started, for the failure
-// printer below.
+// Every Subprocess alive in this program, in the order they started.
 std::mutex live_mu;
 std::vector<Subprocess*>& Live() {
   static auto* live = new std::vector<Subprocess*>();
   return *live;
 }
 
-// At each failing assertion, prints what every live child process said: its state and the tail
-// of its log. A description printed once in a test is not printed again for a later failure
-// unless something changed (more output, the process ended).
-class ProcessLogPrinter final : public ::testing::EmptyTestEventListener {
- public:
-  void OnTestStart(const ::testing::TestInfo&) override { shown_.clear(); }
-  void OnTestPartResult(const ::testing::TestPartResult& result) override {
-    if (!result.failed()) return;
-    std::lock_guard<std::mutex> lock(live_mu);
-    // At most this many, so that a test with 200 children stays readable; ended ones first,
-    // since a process that exited is the usual culprit.
-    constexpr int kMaxShown = 10;
-    std::vector<Subprocess*> order = Live();
-    std::stable_partition(order.begin(), order.end(), [](Subprocess* p) { return !p->Running(); });
-    int printed = 0, skipped = 0;
-    for (Subprocess* p : order) {
-      std::string description = p->Describe();
-      if (!shown_.insert(description).second) continue;
-      if (printed == kMaxShown) {
-        ++skipped;
-        continue;
-      }
-      ++printed;
-      std::cout << "--- child process " << description << "--- end of "
-                << description.substr(0, description.find(',')) << ")\n";
-    }
-    if (skipped > 0) std::cout << "--- " << skipped << " more child processes not shown\n";
-    std::cout << std::flush;
-  }
-
- private:
-  std::set<std::string> shown_;
-};
-
-const bool kPrinterInstalled = [] {
-  ::testing::UnitTest::GetInstance()->listeners().Append(new ProcessLogPrinter());
-  return true;
-}();
-
 }  // namespace
+
+void WithLiveSubprocesses(const std::function<void(const std::vector<Subprocess*>&)>& fn) {
+  std::lock_guard<std::mutex> lock(live_mu);
+  fn(Live());
+}
 
 std::string Tail(const std::string& text, int lines) {
   size_t at = text.size();

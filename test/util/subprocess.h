@@ -1,15 +1,17 @@
-// A child process for integration tests: started from a runfiles-relative binary, its stderr
-// captured to a file, in a process group of its own that is killed (and the child reaped) when
-// the object goes away.
+// A child process for integration tests and the conformance harness: its output captured to a
+// file, in a process group of its own that is killed (and the child reaped) when the object goes
+// away.
 //
-// When an assertion fails while Subprocess objects are alive, the test's output also gets, for
-// each of them, its name, pid, whether it still runs (or how it ended) and the tail of its log,
-// so that a failure in CI says which process misbehaved without re-running anything.
+// In a test (linked with //test/util:testing), when an assertion fails while Subprocess objects
+// are alive, the output also gets, for each of them, its name, pid, whether it still runs (or how
+// it ended) and the tail of its log, so that a failure in CI says which process misbehaved
+// without re-running anything (subprocess_printer.cc).
 #ifndef NDR_TEST_UTIL_SUBPROCESS_H_
 #define NDR_TEST_UTIL_SUBPROCESS_H_
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,8 @@ class Subprocess {
   // number if a signal ended it, or nullopt if it is still running.
   std::optional<int> Wait(absl::Duration timeout = kPatience);
   bool Running();
+  // Whether a signal ended the process (Wait() then returned 128 + its number).
+  bool Signaled() { return Wait(absl::ZeroDuration()).has_value() && signaled_; }
 
   // Everything the process has written so far.
   std::string Log() const;
@@ -54,6 +58,10 @@ class Subprocess {
   std::string name_;  // argv[0]'s base name
   std::string log_path_;
 };
+
+// Calls `fn` with every Subprocess alive in this program, in the order they started; none is
+// destroyed meanwhile.
+void WithLiveSubprocesses(const std::function<void(const std::vector<Subprocess*>&)>& fn);
 
 // The last `lines` lines of `text`.
 std::string Tail(const std::string& text, int lines);
