@@ -22,6 +22,7 @@ extern "C" const char* __tsan_default_suppressions() {
          "called_from_lib:libabsl_random_internal_pool_urbg.so\n"
          "called_from_lib:libabsl_cord.so\n"
          "called_from_lib:libabsl_cord_internal.so\n"
+         "called_from_lib:libabsl_time_zone.so\n"
          "called_from_lib:libglog.so\n"
          "race:grpc::internal::CallOp\n"
          "race:grpc::internal::InterceptorBatchMethodsImpl\n"
