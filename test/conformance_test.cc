@@ -153,5 +153,96 @@ TEST(ConformanceTest, UnreachableSocketFails) {
   EXPECT_THAT(suite.Log(), HasSubstr("FAIL getinfo.answered: GetInfo on "));
 }
 
+// Harness mode: the suite runs the registrar binary itself. Every check a registrar can pass.
+const char* const kHarnessChecks[] = {
+    "registrar.starts",      "getinfo.answered",        "getinfo.type",
+    "getinfo.name",          "getinfo.endpoint",        "getinfo.versions",
+    "socket.name",           "socket.private",          "notify.answered",
+    "csiregistration.consistent", "csi.plugin_info",    "csi.node_id",
+    "http.healthz",          "socket.deletion",         "notify.refused",
+    "driver.restart_same_name", "driver.restart_new_name", "driver.slow_5s",
+    "driver.slow_40s",       "name.escape",             "name.too_long",
+    "name.invalid",          "signal.sigterm",          "signal.sigint",
+    "flags.extra"};
+
+TEST(ConformanceHarnessTest, OurRegistrarPassesEveryCheck) {
+  TempDir dir("confh");
+  // The extra flags are ours and harmless: flags.extra passes too.
+  Subprocess suite({Runfile("test/registrar-conformance"),
+                    "--registrar-binary=" + Runfile("registrar/csi-node-driver-registrar"),
+                    kSuiteTimeout, "--", "--v=2", "--requires-publish-pod"},
+                   dir.Join("suite.log"));
+  EXPECT_EQ(suite.Wait(kSuitePatience), 0) << suite.Log();
+  const std::string out = suite.Log();
+  EXPECT_THAT(out, Not(HasSubstr("FAIL ")));
+  for (const char* check : kHarnessChecks) {
+    EXPECT_THAT(out, HasSubstr(absl::StrCat("PASS ", check, ":"))) << check;
+  }
+  EXPECT_THAT(out, HasSubstr("PASS flags.extra: the registrar runs with --v=2 "
+                             "--requires-publish-pod"));
+  EXPECT_THAT(out, HasSubstr("requires_publish_pod=true"));
+  EXPECT_THAT(out, HasSubstr("PASS driver.slow_40s: waited: registered"));
+  EXPECT_THAT(out, HasSubstr("summary: 25 PASS, 0 FAIL, 0 SKIP"));
+}
+
+// The broken registrar has the Go registrar's reported faults (test/broken_registrar_main.cc):
+// each fails its check, with the reason, and what it does right passes.
+TEST(ConformanceHarnessTest, BrokenRegistrarFailsTheChecksItBreaks) {
+  TempDir dir("confh");
+  Subprocess suite({Runfile("test/registrar-conformance"),
+                    "--registrar-binary=" + Runfile("test/broken-registrar"), kSuiteTimeout, "--",
+                    "--no-such-flag=1"},
+                   dir.Join("suite.log"));
+  EXPECT_EQ(suite.Wait(kSuitePatience), 1) << suite.Log();
+  const std::string out = suite.Log();
+  // An unknown extra flag is a SKIP, and the checks go on without it.
+  EXPECT_THAT(out, HasSubstr("SKIP flags.extra: the registrar refused --no-such-flag=1"));
+  EXPECT_THAT(out, HasSubstr("FAIL notify.refused: the call got no answer"));
+  EXPECT_THAT(out, HasSubstr("FAIL driver.restart_new_name: still registered as "
+                             "conformance.csi.example.com"));
+  EXPECT_THAT(out, HasSubstr("FAIL driver.slow_5s: gave up: exit code 1"));
+  EXPECT_THAT(out, HasSubstr("FAIL driver.slow_40s: gave up: exit code 1"));
+  EXPECT_THAT(out, HasSubstr("FAIL name.escape: with a driver name that climbs out of the "
+                             "directory (\"../../conformance-escape\") the registrar created "));
+  EXPECT_THAT(out, HasSubstr("/t/a/conformance-escape-reg.sock outside the registration "
+                             "directory"));
+  EXPECT_THAT(out, HasSubstr("FAIL name.too_long: with a 64-character driver name (CSI allows "
+                             "63) the registrar registered without a word"));
+  EXPECT_THAT(out, HasSubstr("FAIL name.invalid: with an invalid driver name "
+                             "(\"Conformance_Driver!\") the registrar registered without a word"));
+  EXPECT_THAT(out, HasSubstr("FAIL signal.sigint: SIGINT: killed by signal 2, and its socket was "
+                             "left behind"));
+  // Not recreating a deleted socket is allowed when /healthz says 404, as the Go registrar's does.
+  EXPECT_THAT(out, HasSubstr("PASS socket.deletion: not recreated, and /healthz said 404"));
+  for (const char* check : {"registrar.starts", "getinfo.answered", "socket.private",
+                            "driver.restart_same_name", "signal.sigterm"}) {
+    EXPECT_THAT(out, HasSubstr(absl::StrCat("PASS ", check, ":"))) << check;
+  }
+  EXPECT_THAT(out, HasSubstr("summary: 15 PASS, 8 FAIL, 2 SKIP"));
+}
+
+TEST(ConformanceHarnessTest, UsageErrors) {
+  TempDir dir("confh");
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string says;
+  } cases[] = {
+      {{}, 2, "give either --registration-socket"},
+      {{"--registration-socket=/x", "--registrar-binary=/y"}, 2, "not both"},
+      {{"--registration-socket=/x", "--", "--v=2"}, 2, "need --registrar-binary"},
+      {{"--registrar-binary=" + dir.Join("missing")}, 1,
+       "FAIL registrar.starts: " + dir.Join("missing") + " is not an executable file"},
+  };
+  int run = 0;
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {Runfile("test/registrar-conformance")};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Subprocess suite(argv, dir.Join(absl::StrCat("suite", run++, ".log")));
+    EXPECT_EQ(suite.Wait(), c.code) << suite.Log();
+    EXPECT_THAT(suite.Log(), HasSubstr(c.says));
+  }
+}
+
 }  // namespace
 }  // namespace ndr

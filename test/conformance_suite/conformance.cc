@@ -29,13 +29,6 @@
 namespace ndr::conformance {
 namespace {
 
-std::shared_ptr<grpc::Channel> Channel(const std::string& socket) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(GrpcUnixTarget(socket), grpc::InsecureChannelCredentials(),
-                                   args);
-}
-
 class Suite {
  public:
   explicit Suite(const Config& config) : config_(config) {}
@@ -116,7 +109,7 @@ void Suite::CheckInfo() {
   grpc::ClientContext context;
   context.set_deadline(Deadline());
   pluginregistration::PluginInfo info;
-  grpc::Status status = pluginregistration::Registration::NewStub(Channel(
+  grpc::Status status = pluginregistration::Registration::NewStub(UnixChannel(
                             config_.registration_socket))
                             ->GetInfo(&context, pluginregistration::InfoRequest(), &info);
   if (!status.ok()) {
@@ -184,7 +177,7 @@ void Suite::CheckNotify() {
   pluginregistration::RegistrationStatus status;
   status.set_plugin_registered(true);
   pluginregistration::RegistrationStatusResponse response;
-  grpc::Status s = pluginregistration::Registration::NewStub(Channel(config_.registration_socket))
+  grpc::Status s = pluginregistration::Registration::NewStub(UnixChannel(config_.registration_socket))
                        ->NotifyRegistrationStatus(&context, status, &response);
   Check("notify.answered", s.ok(), "NotifyRegistrationStatus(plugin_registered=true) answered",
         absl::StrCat("NotifyRegistrationStatus failed: code ", s.error_code(), " ",
@@ -196,7 +189,7 @@ void Suite::CheckCsiRegistration() {
   grpc::ClientContext context;
   context.set_deadline(Deadline());
   csiregistration::CSIDriverInfo driver_info;
-  grpc::Status s = csiregistration::CSIRegistration::NewStub(Channel(config_.registration_socket))
+  grpc::Status s = csiregistration::CSIRegistration::NewStub(UnixChannel(config_.registration_socket))
                        ->GetCSIDriverInfo(&context, {}, &driver_info);
   if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     Skip("csiregistration.consistent",
@@ -235,7 +228,7 @@ void Suite::CheckDriver() {
     Skip("csi.node_id", "no usable CSI endpoint");
     return;
   }
-  auto channel = Channel(*path);
+  auto channel = UnixChannel(*path);
   {
     grpc::ClientContext context;
     context.set_deadline(Deadline());
@@ -356,6 +349,12 @@ void Suite::CheckSigterm() {
 }  // namespace
 
 std::vector<CheckResult> RunChecks(const Config& config) { return Suite(config).Run(); }
+
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(GrpcUnixTarget(path), grpc::InsecureChannelCredentials(), args);
+}
 
 std::string Format(const CheckResult& result) {
   const char* word = result.outcome == Outcome::kPass   ? "PASS"

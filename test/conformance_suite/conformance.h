@@ -9,10 +9,15 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
+
+namespace grpc {
+class Channel;
+}  // namespace grpc
 
 namespace ndr::conformance {
 
@@ -40,6 +45,11 @@ std::vector<CheckResult> RunChecks(const Config& config);
 
 // "PASS name: reason" and so on.
 std::string Format(const CheckResult& result);
+
+// A channel to the unix socket at `path`, of its own (not shared with other channels to the same
+// socket, so that a check never reuses a connection an earlier one made to a socket since
+// replaced).
+std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path);
 
 }  // namespace ndr::conformance
 

@@ -1,0 +1,572 @@
+#include "test/conformance_suite/harness.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "httplib.h"
+#include "test/conformance_suite/fake_driver.h"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr::conformance {
+namespace {
+
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+
+constexpr char kDriverName[] = "conformance.csi.example.com";
+constexpr char kRenamedDriver[] = "renamed.conformance.csi.example.com";
+
+std::string Took(absl::Duration d) {
+  return d < absl::Seconds(10) ? absl::StrFormat("%.0f ms", absl::ToDoubleMilliseconds(d))
+                               : absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d));
+}
+
+// The last non-empty line of `log`, shortened: enough to say why a process did what it did.
+std::string LastLine(const std::string& log) {
+  std::vector<absl::string_view> lines = absl::StrSplit(log, '\n', absl::SkipWhitespace());
+  if (lines.empty()) return "(nothing in its log)";
+  std::string line(lines.back());
+  return line.size() > 240 ? line.substr(0, 240) + "..." : line;
+}
+
+// A line of `log` at error level (klog's and glog's "E1122 ..." or "F1122 ...", or a JSON line
+// whose level is error) that mentions `text`, or "".
+std::string ErrorLineMentioning(const std::string& log, const std::string& text) {
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    const bool error = (line.size() > 5 && (line[0] == 'E' || line[0] == 'F') &&
+                        absl::ascii_isdigit(line[1]) && absl::ascii_isdigit(line[4])) ||
+                       absl::StrContains(line, "\"level\":\"error\"") ||
+                       absl::StrContains(line, "\"v\":0,\"err\"");
+    if (error && absl::StrContains(line, text)) {
+      std::string shown(line);
+      return shown.size() > 240 ? shown.substr(0, 240) + "..." : shown;
+    }
+  }
+  return "";
+}
+
+// A TCP port on 127.0.0.1 that nothing listens on right now, for the registrar's /healthz.
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+bool IsSocket(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// Every path below `dir`, relative to it.
+std::set<std::string> Tree(const std::string& dir) {
+  std::set<std::string> paths;
+  std::error_code error;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
+       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    paths.insert(it->path().string().substr(dir.size() + 1));
+  }
+  return paths;
+}
+
+// One registrar under test with a driver and a directory tree of its own:
+//   <root>/t/csi/csi.sock   the driver's socket: --csi-address and --kubelet-registration-path
+//   <root>/t/a/b/reg        --plugin-registration-path, two levels down, so that a driver name
+//                           such as "../../x" still lands inside <root>/t, where it is seen
+//   <root>/registrar.log    what the registrar wrote
+// Destroying it kills the registrar's process group, stops the driver and removes the root.
+class Instance {
+ public:
+  Instance(const HarnessConfig& config, std::vector<std::string> extra_flags)
+      : config_(config), extra_flags_(std::move(extra_flags)) {
+    std::filesystem::create_directories(root_.Join("t/csi"));
+    std::filesystem::create_directories(reg_dir());
+  }
+
+  std::string tree() const { return root_.Join("t"); }
+  std::string reg_dir() const { return root_.Join("t/a/b/reg"); }
+  std::string SocketFor(const std::string& name) const {
+    return absl::StrCat(reg_dir(), "/", name, "-reg.sock");
+  }
+  FakeDriver& driver() { return driver_; }
+  Subprocess& process() { return *process_; }
+  std::string http_endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
+
+  void StartRegistrar() {
+    std::vector<std::string> argv = {config_.registrar_binary,
+                                     "--csi-address=" + driver_.socket_path(),
+                                     "--kubelet-registration-path=" + driver_.socket_path(),
+                                     "--plugin-registration-path=" + reg_dir(),
+                                     "--http-endpoint=" + http_endpoint()};
+    argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
+    started_ = absl::Now();
+    process_ = std::make_unique<Subprocess>(argv, root_.Join("registrar.log"));
+  }
+
+  absl::Duration SinceStart() const { return absl::Now() - started_; }
+  bool Exited() { return !process_->Running(); }
+  std::string Log() const { return process_->Log(); }
+
+  // "exit code 1" or "killed by signal 2"; only once Exited().
+  std::string HowItEnded() {
+    const int code = process_->Wait(absl::ZeroDuration()).value_or(-1);
+    return process_->Signaled() ? absl::StrCat("killed by signal ", code - 128)
+                                : absl::StrCat("exit code ", code);
+  }
+  bool ExitedCleanly() { return Exited() && !process_->Signaled() && process_->Wait() == 0; }
+
+  // Whether `name`'s registration socket is there and answers GetInfo with `name`, as kubelet's
+  // plugin watcher would find it.
+  bool Serves(const std::string& name) {
+    const std::string socket = SocketFor(name);
+    if (!IsSocket(socket)) return false;
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + config_.timeout));
+    pluginregistration::PluginInfo info;
+    return pluginregistration::Registration::NewStub(UnixChannel(socket))
+               ->GetInfo(&context, {}, &info)
+               .ok() &&
+           info.name() == name;
+  }
+
+  // GET /healthz: the status code, or -1 if nothing answered.
+  int Healthz() {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_connection_timeout(absl::ToChronoSeconds(config_.timeout));
+    client.set_read_timeout(absl::ToChronoSeconds(config_.timeout));
+    httplib::Result result = client.Get("/healthz");
+    return result ? result->status : -1;
+  }
+
+  // Starts the driver as `name` and the registrar, and waits until it serves `name` or exits, for
+  // `ready_after` (the driver's delay) plus the timeout. Returns whether it serves.
+  bool StartAndWait(const std::string& name, absl::Duration ready_after = absl::ZeroDuration()) {
+    if (absl::Status s = driver_.Start(name, ready_after); !s.ok()) return false;
+    StartRegistrar();
+    return PollUntil([&] { return Serves(name) || Exited(); }, ready_after + config_.timeout) &&
+           Serves(name);
+  }
+
+  // What a failure message says about the registrar: running or how it ended, and its last line.
+  std::string State() {
+    return absl::StrCat(Exited() ? HowItEnded() : "still running", "; its log ends: ",
+                        LastLine(Log()));
+  }
+
+ private:
+  const HarnessConfig& config_;
+  const std::vector<std::string> extra_flags_;
+  TempDir root_{"conf"};
+  FakeDriver driver_{root_.Join("t/csi/csi.sock")};
+  const int port_ = FreePort();
+  absl::Time started_;
+  std::unique_ptr<Subprocess> process_;  // last: destroyed (killed) first
+};
+
+class Harness {
+ public:
+  Harness(const HarnessConfig& config, const std::function<void(const CheckResult&)>& on_result)
+      : config_(config), on_result_(on_result), extra_flags_(config.extra_flags) {}
+
+  std::vector<CheckResult> Run();
+
+ private:
+  void Add(const std::string& name, Outcome outcome, const std::string& reason) {
+    results_.push_back({name, outcome, reason});
+    if (on_result_) on_result_(results_.back());
+  }
+  void Pass(const std::string& name, const std::string& reason) {
+    Add(name, Outcome::kPass, reason);
+  }
+  void Fail(const std::string& name, const std::string& reason) {
+    Add(name, Outcome::kFail, reason);
+  }
+  void Skip(const std::string& name, const std::string& reason) {
+    Add(name, Outcome::kSkip, reason);
+  }
+
+  std::unique_ptr<Instance> NewInstance() {
+    return std::make_unique<Instance>(config_, extra_flags_);
+  }
+  // A registrar serving kDriverName with a well-behaved driver, for a check that needs one; null
+  // (and `check` failed) if it does not get that far.
+  std::unique_ptr<Instance> Registered(const std::string& check);
+
+  bool CheckStartAndLive();
+  void CheckSocketDeletion();
+  void CheckNotifyRefused();
+  void CheckDriverRestart(bool rename);
+  void CheckSlowDriver(absl::Duration delay);
+  void CheckName(const std::string& check, const std::string& name, const std::string& what);
+  void CheckSignal(int signal);
+
+  const HarnessConfig& config_;
+  const std::function<void(const CheckResult&)> on_result_;
+  std::vector<std::string> extra_flags_;  // emptied if the registrar refuses them
+  std::vector<CheckResult> results_;
+};
+
+std::unique_ptr<Instance> Harness::Registered(const std::string& check) {
+  std::unique_ptr<Instance> instance = NewInstance();
+  if (!instance->StartAndWait(kDriverName)) {
+    Fail(check, absl::StrCat("with a well-behaved driver the registrar did not register within ",
+                             absl::FormatDuration(config_.timeout), ": ", instance->State()));
+    return nullptr;
+  }
+  return instance;
+}
+
+// registrar.starts and flags.extra, then every check of the live mode against that registrar.
+bool Harness::CheckStartAndLive() {
+  std::unique_ptr<Instance> instance = NewInstance();
+  bool serving = instance->StartAndWait(kDriverName);
+  if (!extra_flags_.empty()) {
+    const std::string flags = absl::StrJoin(extra_flags_, " ");
+    if (serving) {
+      Pass("flags.extra", absl::StrCat("the registrar runs with ", flags));
+    } else if (instance->Exited()) {
+      // Most likely a flag this registrar does not know: say so, and judge it without them.
+      Skip("flags.extra", absl::StrCat("the registrar refused ", flags, " (", instance->State(),
+                                       "); the checks run without them"));
+      extra_flags_.clear();
+      instance = NewInstance();
+      serving = instance->StartAndWait(kDriverName);
+    } else {
+      Skip("flags.extra", "the registrar did not start with them; see registrar.starts");
+    }
+  } else {
+    Skip("flags.extra", "no extra flags given (after --)");
+  }
+  if (!serving) {
+    Fail("registrar.starts",
+         absl::StrCat("with a well-behaved driver the registrar did not serve ",
+                      instance->SocketFor(kDriverName), " within ",
+                      absl::FormatDuration(config_.timeout), ": ", instance->State()));
+    return false;
+  }
+  Pass("registrar.starts", absl::StrCat("registered as ", kDriverName, " ",
+                                        Took(instance->SinceStart()), " after it started"));
+  Config live;
+  live.registration_socket = instance->SocketFor(kDriverName);
+  live.csi_endpoint = instance->driver().socket_path();
+  live.http_endpoint = instance->http_endpoint();
+  live.timeout = config_.timeout;
+  for (const CheckResult& result : RunChecks(live)) {
+    // The live mode's destructive checks are this mode's own, below, with their own registrars.
+    if (result.outcome == Outcome::kSkip &&
+        (result.name == "socket.deletion" || result.name == "signal.sigterm")) {
+      continue;
+    }
+    Add(result.name, result.outcome, result.reason);
+  }
+  return true;
+}
+
+// Deleting the registration socket: recreated (how fast), or /healthz says 404 as the Go
+// registrar's does (node_register.go, httpServer: 404 when the socket does not exist).
+void Harness::CheckSocketDeletion() {
+  const char* const check = "socket.deletion";
+  std::unique_ptr<Instance> instance = Registered(check);
+  if (instance == nullptr) return;
+  const std::string socket = instance->SocketFor(kDriverName);
+  if (unlink(socket.c_str()) != 0) {
+    Fail(check, absl::StrCat("unlink ", socket, ": ", strerror(errno)));
+    return;
+  }
+  const absl::Time deleted = absl::Now();
+  // Either answer ends the wait. A registrar that recreates its socket may say 404 in the moment
+  // between; so after the first 404 it still has a second, the shortest period of a liveness
+  // probe, to recreate it. Both are a PASS: the grace only decides which one the reason names.
+  std::optional<absl::Time> said_404;
+  const bool recreated =
+      PollUntil(
+          [&] {
+            if (instance->Serves(kDriverName) || instance->Exited()) return true;
+            if (!said_404.has_value() && instance->Healthz() == 404) said_404 = absl::Now();
+            return said_404.has_value() && absl::Now() > *said_404 + absl::Seconds(1);
+          },
+          config_.timeout) &&
+      instance->Serves(kDriverName);
+  if (instance->Exited()) {
+    Fail(check, absl::StrCat("the registrar exited when its socket was deleted: ",
+                             instance->State()));
+  } else if (recreated) {
+    Pass(check, absl::StrCat("socket recreated ", Took(absl::Now() - deleted),
+                             " after it was deleted"));
+  } else if (said_404.has_value()) {
+    Pass(check, absl::StrCat("not recreated, and /healthz said 404 ", Took(*said_404 - deleted),
+                             " after the deletion, so a liveness probe restarts it"));
+  } else {
+    Fail(check, absl::StrCat("not recreated within ", absl::FormatDuration(config_.timeout),
+                             ", and /healthz never said 404: kubelet has lost the driver and "
+                             "nothing will restart the registrar"));
+  }
+}
+
+// Kubelet's NotifyRegistrationStatus(plugin_registered=false): the call is answered before the
+// registrar goes, and its socket is removed. The Go registrar calls os.Exit(1) inside the handler
+// (main.go, NotifyRegistrationStatus), so kubelet's call fails instead.
+void Harness::CheckNotifyRefused() {
+  const char* const check = "notify.refused";
+  std::unique_ptr<Instance> instance = Registered(check);
+  if (instance == nullptr) return;
+  const std::string socket = instance->SocketFor(kDriverName);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + config_.timeout));
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(false);
+  status.set_error("conformance: kubelet refused this plugin");
+  pluginregistration::RegistrationStatusResponse response;
+  const absl::Time sent = absl::Now();
+  const grpc::Status s = pluginregistration::Registration::NewStub(UnixChannel(socket))
+                             ->NotifyRegistrationStatus(&context, status, &response);
+  // An error the registrar chose to return is still an answer; a dropped connection or no
+  // answer at all is not.
+  const bool answered = s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+                        s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
+                        s.error_code() != grpc::StatusCode::CANCELLED;
+  // Removed, or left behind by a registrar that has exited: nothing will remove it then.
+  PollUntil([&] { return !Exists(socket) || instance->Exited(); }, config_.timeout);
+  const bool removed = !Exists(socket);
+  // Whether it also exits is its choice; give it the same time to do so, and report it.
+  if (removed) PollUntil([&] { return instance->Exited(); }, config_.timeout);
+  const std::string after =
+      instance->Exited() ? absl::StrCat("exited (", instance->HowItEnded(), ")") : "kept running";
+  if (!answered) {
+    Fail(check, absl::StrCat("the call got no answer (code ", s.error_code(), " \"",
+                             s.error_message(), "\"): kubelet never learns that the registrar "
+                             "heard it; the registrar ",
+                             after, removed ? " and removed its socket" : " and left its socket"));
+  } else if (!removed) {
+    Fail(check, absl::StrCat("answered, but the socket is still there ",
+                             absl::FormatDuration(config_.timeout), " later; the registrar ",
+                             after));
+  } else {
+    Pass(check, absl::StrCat("answered (code ", s.error_code(), "), socket removed and ", after,
+                             " ", Took(absl::Now() - sent), " after the call"));
+  }
+}
+
+// The driver restarts on the same socket, under the same name or another: the registration
+// follows it. The Go registrar asks the name once, at start (main.go, GetDriverName), and keeps
+// serving it.
+void Harness::CheckDriverRestart(bool rename) {
+  const std::string check = rename ? "driver.restart_new_name" : "driver.restart_same_name";
+  std::unique_ptr<Instance> instance = Registered(check);
+  if (instance == nullptr) return;
+  const std::string old_socket = instance->SocketFor(kDriverName);
+  const std::string new_name = rename ? kRenamedDriver : kDriverName;
+  instance->driver().Stop();
+  const absl::Time restarted = absl::Now();
+  if (absl::Status s = instance->driver().Start(new_name); !s.ok()) {
+    Fail(check, absl::StrCat("the harness could not restart its driver: ", s.message()));
+    return;
+  }
+  if (!rename) {
+    const bool ok = PollUntil(
+        [&] {
+          return instance->Exited() ||
+                 (instance->Serves(kDriverName) && instance->Healthz() == 200);
+        },
+        config_.timeout);
+    if (ok && !instance->Exited()) {
+      Pass(check, absl::StrCat("still registered as ", kDriverName,
+                               " with /healthz 200 after the driver restarted"));
+    } else {
+      Fail(check, absl::StrCat("after the driver restarted under the same name the registration "
+                               "did not stay served with /healthz 200 within ",
+                               absl::FormatDuration(config_.timeout), ": ", instance->State()));
+    }
+    return;
+  }
+  const bool moved = PollUntil(
+      [&] { return instance->Exited() || (instance->Serves(new_name) && !Exists(old_socket)); },
+      config_.timeout);
+  if (instance->Exited()) {
+    Fail(check, absl::StrCat("the registrar exited when the driver restarted as ", new_name, ": ",
+                             instance->State()));
+  } else if (moved) {
+    Pass(check, absl::StrCat("re-registered as ", new_name, " and removed ", kDriverName,
+                             "'s socket ", Took(absl::Now() - restarted),
+                             " after the driver restarted"));
+  } else if (instance->Serves(new_name)) {
+    Fail(check, absl::StrCat("registered ", new_name, " but left ", kDriverName,
+                             "'s socket behind: kubelet still sees a driver that is gone"));
+  } else {
+    Fail(check, absl::StrCat("still registered as ", kDriverName, " ",
+                             absl::FormatDuration(config_.timeout), " after the driver restarted as ",
+                             new_name, ": kubelet sends volumes to a name the driver no longer "
+                             "answers to"));
+  }
+}
+
+// A driver that answers GetPluginInfo only `delay` after it started. The Go registrar gives the
+// call --timeout (1 s) and exits when it fails (main.go, GetDriverName).
+void Harness::CheckSlowDriver(absl::Duration delay) {
+  const std::string check =
+      absl::StrCat("driver.slow_", absl::ToInt64Seconds(delay), "s");
+  std::unique_ptr<Instance> instance = NewInstance();
+  const bool served = instance->StartAndWait(kDriverName, delay);
+  const std::string took = Took(instance->SinceStart());
+  if (served) {
+    Pass(check, absl::StrCat("waited: registered ", took, " after it started (the driver answered "
+                             "after ", absl::FormatDuration(delay), ")"));
+  } else if (instance->Exited()) {
+    Fail(check, absl::StrCat("gave up: ", instance->HowItEnded(), " ", took,
+                             " after it started, before the driver answered at ",
+                             absl::FormatDuration(delay), "; its log ends: ",
+                             LastLine(instance->Log())));
+  } else {
+    Fail(check, absl::StrCat("neither registered nor exited ", took, " after it started (the "
+                             "driver answered after ", absl::FormatDuration(delay), "): ",
+                             instance->State()));
+  }
+}
+
+// A driver name that must not become a path: nothing may appear outside the registration
+// directory, and the registrar must say so (exit non-zero, or an error line naming it). The Go
+// registrar joins the name into the path unchecked (node_register.go, buildSocketPath).
+void Harness::CheckName(const std::string& check, const std::string& name,
+                        const std::string& what) {
+  std::unique_ptr<Instance> instance = NewInstance();
+  if (absl::Status s = instance->driver().Start(name); !s.ok()) {
+    Fail(check, absl::StrCat("the harness could not start its driver: ", s.message()));
+    return;
+  }
+  const std::set<std::string> before = Tree(instance->tree());
+  const std::string reg = instance->reg_dir().substr(instance->tree().size() + 1);
+  // Everything that appeared since, split into inside and outside the registration directory.
+  std::vector<std::string> inside, outside;
+  auto created = [&] {
+    inside.clear();
+    outside.clear();
+    for (const std::string& path : Tree(instance->tree())) {
+      if (before.count(path) != 0) continue;
+      (absl::StartsWith(path, reg + "/") ? inside : outside)
+          .push_back(absl::StrCat(instance->tree(), "/", path));
+    }
+    return !inside.empty() || !outside.empty();
+  };
+  instance->StartRegistrar();
+  // It has decided once it exits, says something, or puts a file somewhere.
+  PollUntil(
+      [&] {
+        return instance->Exited() || !ErrorLineMentioning(instance->Log(), name).empty() ||
+               created();
+      },
+      config_.timeout);
+  created();
+  const std::string error_line = ErrorLineMentioning(instance->Log(), name);
+  const bool refused = instance->Exited() && !instance->ExitedCleanly();
+  if (!outside.empty()) {
+    Fail(check, absl::StrCat("with ", what, " the registrar created ",
+                             absl::StrJoin(outside, ", "), " outside the registration directory ",
+                             instance->reg_dir()));
+  } else if (refused || !error_line.empty()) {
+    Pass(check, absl::StrCat("nothing outside the directory; the registrar reported ", what,
+                             refused ? absl::StrCat(" and ended (", instance->HowItEnded(), ")")
+                                     : "",
+                             ": ", error_line.empty() ? LastLine(instance->Log()) : error_line));
+  } else if (!inside.empty()) {
+    Fail(check, absl::StrCat("with ", what, " the registrar registered without a word: ",
+                             absl::StrJoin(inside, ", ")));
+  } else {
+    Fail(check, absl::StrCat("with ", what, " the registrar neither refused nor registered within ",
+                             absl::FormatDuration(config_.timeout), ": ", instance->State()));
+  }
+}
+
+// SIGTERM and SIGINT: the socket removed, exit code 0. The Go registrar handles SIGTERM only
+// (node_register.go, removeRegSocket); SIGINT kills it with its socket left behind.
+void Harness::CheckSignal(int signal) {
+  const std::string check = signal == SIGINT ? "signal.sigint" : "signal.sigterm";
+  const char* const signal_name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+  std::unique_ptr<Instance> instance = Registered(check);
+  if (instance == nullptr) return;
+  const std::string socket = instance->SocketFor(kDriverName);
+  const absl::Time sent = absl::Now();
+  instance->process().Signal(signal);
+  if (!PollUntil([&] { return instance->Exited(); }, config_.timeout)) {
+    Fail(check, absl::StrCat("still running ", absl::FormatDuration(config_.timeout), " after ",
+                             signal_name));
+    return;
+  }
+  const std::string took = Took(absl::Now() - sent);
+  const bool left = Exists(socket);
+  if (instance->ExitedCleanly() && !left) {
+    Pass(check, absl::StrCat("socket removed, exit code 0, ", took, " after ", signal_name));
+  } else {
+    Fail(check, absl::StrCat(signal_name, ": ", instance->HowItEnded(),
+                             left ? ", and its socket was left behind" : ", socket removed",
+                             "; expected exit code 0 and no socket"));
+  }
+}
+
+std::vector<CheckResult> Harness::Run() {
+  if (access(config_.registrar_binary.c_str(), X_OK) != 0) {
+    Fail("registrar.starts",
+         absl::StrCat(config_.registrar_binary, " is not an executable file: ", strerror(errno)));
+    return results_;
+  }
+  if (!CheckStartAndLive()) return results_;
+  CheckSocketDeletion();
+  CheckNotifyRefused();
+  CheckDriverRestart(/*rename=*/false);
+  CheckDriverRestart(/*rename=*/true);
+  for (absl::Duration delay : config_.slow_driver_delays) CheckSlowDriver(delay);
+  CheckName("name.escape", "../../conformance-escape",
+            "a driver name that climbs out of the directory (\"../../conformance-escape\")");
+  // One over CSI's limit of 63 characters, short enough that its socket path still fits.
+  CheckName("name.too_long", std::string(60, 'a') + ".com",
+            "a 64-character driver name (CSI allows 63)");
+  CheckName("name.invalid", "Conformance_Driver!",
+            "an invalid driver name (\"Conformance_Driver!\")");
+  CheckSignal(SIGTERM);
+  CheckSignal(SIGINT);
+  return results_;
+}
+
+}  // namespace
+
+std::vector<CheckResult> RunHarness(const HarnessConfig& config,
+                                    const std::function<void(const CheckResult&)>& on_result) {
+  return Harness(config, on_result).Run();
+}
+
+}  // namespace ndr::conformance
