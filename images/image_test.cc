@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
@@ -131,12 +131,11 @@ class ImageTest : public ::testing::Test {
     driver_ = Runfile("test/csidriver/sample-csi-driver");
     if (!IsStatic(registrar_)) return;  // sanitizer builds: see the test bodies
     dir_ = new TempDir("img");
-    Subprocess build(
-        {"/usr/bin/env", "NDR_BUILDAH_STORAGE=" + dir_->Join("storage"), "/bin/bash",
-         Runfile("images/build-images.sh"), dir_->Join("out"),
-         absl::StrCat("amd64=", registrar_, ",", driver_),
-         absl::StrCat("arm64=", Runfile(kArm64Registrar), ",", Runfile(kArm64Driver))},
-        dir_->Join("build.log"));
+    Subprocess build({"/usr/bin/env", "NDR_BUILDAH_STORAGE=" + dir_->Join("storage"), "/bin/bash",
+                      Runfile("images/build-images.sh"), dir_->Join("out"),
+                      absl::StrCat("amd64=", registrar_, ",", driver_),
+                      absl::StrCat("arm64=", Runfile(kArm64Registrar), ",", Runfile(kArm64Driver))},
+                     dir_->Join("build.log"));
     build_exit_ = build.Wait(absl::Minutes(10)).value_or(-1);
     build_log_ = build.Log();
   }
@@ -149,9 +148,9 @@ class ImageTest : public ::testing::Test {
 
   // buildah with the test's own storage.
   std::vector<std::string> Buildah(std::vector<std::string> args) {
-    std::vector<std::string> argv = {"/usr/bin/buildah", "--storage-driver", "vfs", "--root",
-                                     dir_->Join("storage/root"), "--runroot",
-                                     dir_->Join("storage/run")};
+    std::vector<std::string> argv = {
+        "/usr/bin/buildah", "--storage-driver",       "vfs", "--root", dir_->Join("storage/root"),
+        "--runroot",        dir_->Join("storage/run")};
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
@@ -232,15 +231,13 @@ TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
       host.Join("registrar.log"));
   const std::string socket = host.Join("registration/sample.csi.example.com-reg.sock");
   pluginregistration::PluginInfo info;
-  ASSERT_TRUE(PollUntil(
-      [&] {
-        auto stub = pluginregistration::Registration::NewStub(
-            grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
-        grpc::ClientContext context;
-        context.set_deadline(RpcDeadline());
-        return stub->GetInfo(&context, {}, &info).ok();
-      }))
-      << registrar.Log();
+  ASSERT_TRUE(PollUntil([&] {
+    auto stub = pluginregistration::Registration::NewStub(
+        grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(RpcDeadline());
+    return stub->GetInfo(&context, {}, &info).ok();
+  })) << registrar.Log();
   EXPECT_EQ(info.name(), "sample.csi.example.com");
   EXPECT_EQ(info.endpoint(), "/var/lib/kubelet/plugins/sample/csi.sock");
   // SIGTERM to the registrar itself, as the kubelet's runtime sends it to a container's process

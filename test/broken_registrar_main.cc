@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   sigaddset(&term, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &term, nullptr);
 
-  auto channel = grpc::CreateChannel("unix:" + FLAGS_csi_address, grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("unix:" + FLAGS_csi_address, grpc::InsecureChannelCredentials());
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + *timeout));
   context.set_wait_for_ready(true);

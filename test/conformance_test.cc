@@ -39,9 +39,9 @@ TEST(ConformanceTest, OurRegistrarPassesEverything) {
   const std::string csi = dir.Join("csi.sock"), reg = dir.Join("reg");
   ASSERT_EQ(mkdir(reg.c_str(), 0755), 0);
   const std::string socket = reg + "/sample.csi.example.com-reg.sock";
-  Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
-                     "--nodeid=node-1"},
-                    dir.Join("driver.log"));
+  Subprocess driver(
+      {Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi, "--nodeid=node-1"},
+      dir.Join("driver.log"));
   // --timeout bounds the registrar's own GetInfo behind /healthz: none a busy machine reaches.
   Subprocess registrar({Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi,
                         "--kubelet-registration-path=" + csi, "--plugin-registration-path=" + reg,
@@ -76,9 +76,9 @@ TEST(ConformanceTest, NonDestructiveByDefault) {
   const std::string csi = dir.Join("csi.sock"), reg = dir.Join("reg");
   ASSERT_EQ(mkdir(reg.c_str(), 0755), 0);
   const std::string socket = reg + "/sample.csi.example.com-reg.sock";
-  Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
-                     "--nodeid=node-1"},
-                    dir.Join("driver.log"));
+  Subprocess driver(
+      {Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi, "--nodeid=node-1"},
+      dir.Join("driver.log"));
   Subprocess registrar({Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi,
                         "--kubelet-registration-path=" + csi, "--plugin-registration-path=" + reg},
                        dir.Join("registrar.log"));
@@ -126,9 +126,9 @@ TEST(ConformanceTest, BrokenRegistrarFailsTheRightChecks) {
   builder.RegisterService(&broken);
   auto server = builder.BuildAndStart();
   ASSERT_EQ(chmod(socket.c_str(), 0777), 0);
-  Subprocess suite({Runfile("test/registrar-conformance"), "--registration-socket=" + socket,
-                    kSuiteTimeout},
-                   dir.Join("suite.log"));
+  Subprocess suite(
+      {Runfile("test/registrar-conformance"), "--registration-socket=" + socket, kSuiteTimeout},
+      dir.Join("suite.log"));
   EXPECT_EQ(suite.Wait(kSuitePatience), 1) << suite.Log();
   const std::string out = suite.Log();
   EXPECT_THAT(out, HasSubstr("FAIL getinfo.type: type is \"DevicePlugin\""));
@@ -154,16 +154,31 @@ TEST(ConformanceTest, UnreachableSocketFails) {
 }
 
 // Harness mode: the suite runs the registrar binary itself. Every check a registrar can pass.
-const char* const kHarnessChecks[] = {
-    "registrar.starts",      "getinfo.answered",        "getinfo.type",
-    "getinfo.name",          "getinfo.endpoint",        "getinfo.versions",
-    "socket.name",           "socket.private",          "notify.answered",
-    "csiregistration.consistent", "csi.plugin_info",    "csi.node_id",
-    "http.healthz",          "socket.deletion",         "notify.refused",
-    "driver.restart_same_name", "driver.restart_new_name", "driver.slow_5s",
-    "driver.slow_40s",       "name.escape",             "name.too_long",
-    "name.invalid",          "signal.sigterm",          "signal.sigint",
-    "flags.extra"};
+const char* const kHarnessChecks[] = {"registrar.starts",
+                                      "getinfo.answered",
+                                      "getinfo.type",
+                                      "getinfo.name",
+                                      "getinfo.endpoint",
+                                      "getinfo.versions",
+                                      "socket.name",
+                                      "socket.private",
+                                      "notify.answered",
+                                      "csiregistration.consistent",
+                                      "csi.plugin_info",
+                                      "csi.node_id",
+                                      "http.healthz",
+                                      "socket.deletion",
+                                      "notify.refused",
+                                      "driver.restart_same_name",
+                                      "driver.restart_new_name",
+                                      "driver.slow_5s",
+                                      "driver.slow_40s",
+                                      "name.escape",
+                                      "name.too_long",
+                                      "name.invalid",
+                                      "signal.sigterm",
+                                      "signal.sigint",
+                                      "flags.extra"};
 
 TEST(ConformanceHarnessTest, OurRegistrarPassesEveryCheck) {
   TempDir dir("confh");
@@ -200,7 +215,8 @@ TEST(ConformanceHarnessTest, BrokenRegistrarFailsTheChecksItBreaks) {
   EXPECT_THAT(out, HasSubstr("FAIL notify.refused: the call got no answer"));
   EXPECT_THAT(out, HasSubstr("FAIL driver.restart_new_name: still registered as "
                              "conformance.csi.example.com"));
-  EXPECT_THAT(out, HasSubstr("FAIL driver.slow_5s: gave up: exit code 1"));
+  // Its one second to ask the driver's name ends long before 40 s (5 s could, in theory, pass
+  // before a starved process even asks, so that verdict is not checked).
   EXPECT_THAT(out, HasSubstr("FAIL driver.slow_40s: gave up: exit code 1"));
   EXPECT_THAT(out, HasSubstr("FAIL name.escape: with a driver name that climbs out of the "
                              "directory (\"../../conformance-escape\") the registrar created "));
@@ -218,7 +234,6 @@ TEST(ConformanceHarnessTest, BrokenRegistrarFailsTheChecksItBreaks) {
                             "driver.restart_same_name", "signal.sigterm"}) {
     EXPECT_THAT(out, HasSubstr(absl::StrCat("PASS ", check, ":"))) << check;
   }
-  EXPECT_THAT(out, HasSubstr("summary: 15 PASS, 8 FAIL, 2 SKIP"));
 }
 
 TEST(ConformanceHarnessTest, UsageErrors) {
@@ -231,7 +246,8 @@ TEST(ConformanceHarnessTest, UsageErrors) {
       {{}, 2, "give either --registration-socket"},
       {{"--registration-socket=/x", "--registrar-binary=/y"}, 2, "not both"},
       {{"--registration-socket=/x", "--", "--v=2"}, 2, "need --registrar-binary"},
-      {{"--registrar-binary=" + dir.Join("missing")}, 1,
+      {{"--registrar-binary=" + dir.Join("missing")},
+       1,
        "FAIL registrar.starts: " + dir.Join("missing") + " is not an executable file"},
   };
   int run = 0;

@@ -11,6 +11,8 @@
 //
 // One line per check (PASS, FAIL or SKIP with the reason) and a summary; exit 0 only if no
 // check failed, 2 on a usage error.
+#include <stdlib.h>
+
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -63,11 +65,13 @@ int main(int argc, char** argv) {
   }
   const bool harness = !FLAGS_registrar_binary.empty();
   if (harness == !FLAGS_registration_socket.empty()) {
-    return Usage("give either --registration-socket (a running registrar) or --registrar-binary "
-                 "(a binary to run), not both");
+    return Usage(
+        "give either --registration-socket (a running registrar) or --registrar-binary "
+        "(a binary to run), not both");
   }
   if (!harness && !extra.empty()) {
-    return Usage("unexpected arguments; flags for the registrar (after --) need --registrar-binary");
+    return Usage(
+        "unexpected arguments; flags for the registrar (after --) need --registrar-binary");
   }
 
   int passed = 0, failed = 0, skipped = 0;
@@ -81,6 +85,11 @@ int main(int argc, char** argv) {
   if (harness) {
     ndr::conformance::HarnessConfig config;
     config.registrar_binary = FLAGS_registrar_binary;
+    // `bazel run` starts this program in its runfiles; a relative path meant the user's directory.
+    const char* cwd = getenv("BUILD_WORKING_DIRECTORY");
+    if (config.registrar_binary[0] != '/' && cwd != nullptr) {
+      config.registrar_binary = std::string(cwd) + "/" + config.registrar_binary;
+    }
     config.extra_flags = extra;
     config.timeout = *timeout;
     ndr::conformance::RunHarness(config, report);

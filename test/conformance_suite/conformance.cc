@@ -109,15 +109,15 @@ void Suite::CheckInfo() {
   grpc::ClientContext context;
   context.set_deadline(Deadline());
   pluginregistration::PluginInfo info;
-  grpc::Status status = pluginregistration::Registration::NewStub(UnixChannel(
-                            config_.registration_socket))
-                            ->GetInfo(&context, pluginregistration::InfoRequest(), &info);
+  grpc::Status status =
+      pluginregistration::Registration::NewStub(UnixChannel(config_.registration_socket))
+          ->GetInfo(&context, pluginregistration::InfoRequest(), &info);
   if (!status.ok()) {
-    Fail("getinfo.answered", absl::StrCat("GetInfo on ", config_.registration_socket,
-                                          " failed: code ", status.error_code(), " ",
-                                          status.error_message()));
-    for (const char* name : {"getinfo.type", "getinfo.name", "getinfo.endpoint",
-                             "getinfo.versions", "socket.name"}) {
+    Fail("getinfo.answered",
+         absl::StrCat("GetInfo on ", config_.registration_socket, " failed: code ",
+                      status.error_code(), " ", status.error_message()));
+    for (const char* name :
+         {"getinfo.type", "getinfo.name", "getinfo.endpoint", "getinfo.versions", "socket.name"}) {
       Skip(name, "GetInfo did not answer");
     }
     return;
@@ -154,8 +154,7 @@ void Suite::CheckInfo() {
   // CONTRACT: the socket is <plugin-registration-path>/<driver name>-reg.sock.
   const std::string base =
       config_.registration_socket.substr(config_.registration_socket.find_last_of('/') + 1);
-  Check("socket.name", base == info.name() + "-reg.sock",
-        absl::StrCat(base, " is <name>-reg.sock"),
+  Check("socket.name", base == info.name() + "-reg.sock", absl::StrCat(base, " is <name>-reg.sock"),
         absl::StrCat(base, " should be ", info.name(), "-reg.sock"));
 }
 
@@ -177,8 +176,9 @@ void Suite::CheckNotify() {
   pluginregistration::RegistrationStatus status;
   status.set_plugin_registered(true);
   pluginregistration::RegistrationStatusResponse response;
-  grpc::Status s = pluginregistration::Registration::NewStub(UnixChannel(config_.registration_socket))
-                       ->NotifyRegistrationStatus(&context, status, &response);
+  grpc::Status s =
+      pluginregistration::Registration::NewStub(UnixChannel(config_.registration_socket))
+          ->NotifyRegistrationStatus(&context, status, &response);
   Check("notify.answered", s.ok(), "NotifyRegistrationStatus(plugin_registered=true) answered",
         absl::StrCat("NotifyRegistrationStatus failed: code ", s.error_code(), " ",
                      s.error_message()));
@@ -189,14 +189,15 @@ void Suite::CheckCsiRegistration() {
   grpc::ClientContext context;
   context.set_deadline(Deadline());
   csiregistration::CSIDriverInfo driver_info;
-  grpc::Status s = csiregistration::CSIRegistration::NewStub(UnixChannel(config_.registration_socket))
-                       ->GetCSIDriverInfo(&context, {}, &driver_info);
+  grpc::Status s =
+      csiregistration::CSIRegistration::NewStub(UnixChannel(config_.registration_socket))
+          ->GetCSIDriverInfo(&context, {}, &driver_info);
   if (s.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     Skip("csiregistration.consistent",
          "CSIRegistration is not implemented (UNIMPLEMENTED): kubelet assumes no pod info");
   } else if (!s.ok()) {
-    Fail("csiregistration.consistent", absl::StrCat("GetCSIDriverInfo failed: code ",
-                                                    s.error_code(), " ", s.error_message()));
+    Fail("csiregistration.consistent",
+         absl::StrCat("GetCSIDriverInfo failed: code ", s.error_code(), " ", s.error_message()));
   } else if (!info_.has_value()) {
     Skip("csiregistration.consistent", "GetInfo did not answer; nothing to compare with");
   } else {
@@ -266,16 +267,15 @@ void Suite::CheckHealthz() {
   }
   std::string body;
   const int code = HttpGet("/healthz", &body);
-  Check("http.healthz", code == 200,
-        absl::StrCat("GET /healthz: 200 \"", body, "\""),
+  Check("http.healthz", code == 200, absl::StrCat("GET /healthz: 200 \"", body, "\""),
         absl::StrCat("GET /healthz: ", code, " \"", body, "\", expected 200"));
 }
 
 // Deleting the socket: either it comes back (self-healing) or /healthz says 404 (Go semantics).
 void Suite::CheckSocketDeletion() {
   if (unlink(config_.registration_socket.c_str()) != 0) {
-    Fail("socket.deletion", absl::StrCat("unlink ", config_.registration_socket, ": ",
-                                         strerror(errno)));
+    Fail("socket.deletion",
+         absl::StrCat("unlink ", config_.registration_socket, ": ", strerror(errno)));
     return;
   }
   const absl::Time deadline = absl::Now() + config_.timeout;
@@ -337,8 +337,8 @@ void Suite::CheckSigterm() {
   } else if (socket_left) {
     Fail("signal.sigterm", "the process exited but left its socket behind");
   } else if (exit_code.has_value() && !(WIFEXITED(*exit_code) && WEXITSTATUS(*exit_code) == 0)) {
-    Fail("signal.sigterm", absl::StrCat("the process ended with status ", *exit_code,
-                                        ", expected exit code 0"));
+    Fail("signal.sigterm",
+         absl::StrCat("the process ended with status ", *exit_code, ", expected exit code 0"));
   } else {
     Pass("signal.sigterm", exit_code.has_value()
                                ? "socket removed, exit code 0"

@@ -129,11 +129,10 @@ class Instance {
   std::string http_endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
 
   void StartRegistrar() {
-    std::vector<std::string> argv = {config_.registrar_binary,
-                                     "--csi-address=" + driver_.socket_path(),
-                                     "--kubelet-registration-path=" + driver_.socket_path(),
-                                     "--plugin-registration-path=" + reg_dir(),
-                                     "--http-endpoint=" + http_endpoint()};
+    std::vector<std::string> argv = {
+        config_.registrar_binary, "--csi-address=" + driver_.socket_path(),
+        "--kubelet-registration-path=" + driver_.socket_path(),
+        "--plugin-registration-path=" + reg_dir(), "--http-endpoint=" + http_endpoint()};
     argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
     started_ = absl::Now();
     process_ = std::make_unique<Subprocess>(argv, root_.Join("registrar.log"));
@@ -185,8 +184,8 @@ class Instance {
 
   // What a failure message says about the registrar: running or how it ended, and its last line.
   std::string State() {
-    return absl::StrCat(Exited() ? HowItEnded() : "still running", "; its log ends: ",
-                        LastLine(Log()));
+    return absl::StrCat(Exited() ? HowItEnded() : "still running",
+                        "; its log ends: ", LastLine(Log()));
   }
 
  private:
@@ -324,11 +323,11 @@ void Harness::CheckSocketDeletion() {
           config_.timeout) &&
       instance->Serves(kDriverName);
   if (instance->Exited()) {
-    Fail(check, absl::StrCat("the registrar exited when its socket was deleted: ",
-                             instance->State()));
+    Fail(check,
+         absl::StrCat("the registrar exited when its socket was deleted: ", instance->State()));
   } else if (recreated) {
-    Pass(check, absl::StrCat("socket recreated ", Took(absl::Now() - deleted),
-                             " after it was deleted"));
+    Pass(check,
+         absl::StrCat("socket recreated ", Took(absl::Now() - deleted), " after it was deleted"));
   } else if (said_404.has_value()) {
     Pass(check, absl::StrCat("not recreated, and /healthz said 404 ", Took(*said_404 - deleted),
                              " after the deletion, so a liveness probe restarts it"));
@@ -369,14 +368,15 @@ void Harness::CheckNotifyRefused() {
   const std::string after =
       instance->Exited() ? absl::StrCat("exited (", instance->HowItEnded(), ")") : "kept running";
   if (!answered) {
-    Fail(check, absl::StrCat("the call got no answer (code ", s.error_code(), " \"",
-                             s.error_message(), "\"): kubelet never learns that the registrar "
-                             "heard it; the registrar ",
-                             after, removed ? " and removed its socket" : " and left its socket"));
+    Fail(check,
+         absl::StrCat("the call got no answer (code ", s.error_code(), " \"", s.error_message(),
+                      "\"): kubelet never learns that the registrar "
+                      "heard it; the registrar ",
+                      after, removed ? " and removed its socket" : " and left its socket"));
   } else if (!removed) {
-    Fail(check, absl::StrCat("answered, but the socket is still there ",
-                             absl::FormatDuration(config_.timeout), " later; the registrar ",
-                             after));
+    Fail(check,
+         absl::StrCat("answered, but the socket is still there ",
+                      absl::FormatDuration(config_.timeout), " later; the registrar ", after));
   } else {
     Pass(check, absl::StrCat("answered (code ", s.error_code(), "), socket removed and ", after,
                              " ", Took(absl::Now() - sent), " after the call"));
@@ -422,16 +422,17 @@ void Harness::CheckDriverRestart(bool rename) {
     Fail(check, absl::StrCat("the registrar exited when the driver restarted as ", new_name, ": ",
                              instance->State()));
   } else if (moved) {
-    Pass(check, absl::StrCat("re-registered as ", new_name, " and removed ", kDriverName,
-                             "'s socket ", Took(absl::Now() - restarted),
-                             " after the driver restarted"));
+    Pass(check,
+         absl::StrCat("re-registered as ", new_name, " and removed ", kDriverName, "'s socket ",
+                      Took(absl::Now() - restarted), " after the driver restarted"));
   } else if (instance->Serves(new_name)) {
     Fail(check, absl::StrCat("registered ", new_name, " but left ", kDriverName,
                              "'s socket behind: kubelet still sees a driver that is gone"));
   } else {
     Fail(check, absl::StrCat("still registered as ", kDriverName, " ",
-                             absl::FormatDuration(config_.timeout), " after the driver restarted as ",
-                             new_name, ": kubelet sends volumes to a name the driver no longer "
+                             absl::FormatDuration(config_.timeout),
+                             " after the driver restarted as ", new_name,
+                             ": kubelet sends volumes to a name the driver no longer "
                              "answers to"));
   }
 }
@@ -439,23 +440,25 @@ void Harness::CheckDriverRestart(bool rename) {
 // A driver that answers GetPluginInfo only `delay` after it started. The Go registrar gives the
 // call --timeout (1 s) and exits when it fails (main.go, GetDriverName).
 void Harness::CheckSlowDriver(absl::Duration delay) {
-  const std::string check =
-      absl::StrCat("driver.slow_", absl::ToInt64Seconds(delay), "s");
+  const std::string check = absl::StrCat("driver.slow_", absl::ToInt64Seconds(delay), "s");
   std::unique_ptr<Instance> instance = NewInstance();
   const bool served = instance->StartAndWait(kDriverName, delay);
   const std::string took = Took(instance->SinceStart());
   if (served) {
-    Pass(check, absl::StrCat("waited: registered ", took, " after it started (the driver answered "
-                             "after ", absl::FormatDuration(delay), ")"));
+    Pass(check, absl::StrCat("waited: registered ", took,
+                             " after it started (the driver answered "
+                             "after ",
+                             absl::FormatDuration(delay), ")"));
   } else if (instance->Exited()) {
-    Fail(check, absl::StrCat("gave up: ", instance->HowItEnded(), " ", took,
-                             " after it started, before the driver answered at ",
-                             absl::FormatDuration(delay), "; its log ends: ",
-                             LastLine(instance->Log())));
+    Fail(check,
+         absl::StrCat("gave up: ", instance->HowItEnded(), " ", took,
+                      " after it started, before the driver answered at ",
+                      absl::FormatDuration(delay), "; its log ends: ", LastLine(instance->Log())));
   } else {
-    Fail(check, absl::StrCat("neither registered nor exited ", took, " after it started (the "
-                             "driver answered after ", absl::FormatDuration(delay), "): ",
-                             instance->State()));
+    Fail(check, absl::StrCat("neither registered nor exited ", took,
+                             " after it started (the "
+                             "driver answered after ",
+                             absl::FormatDuration(delay), "): ", instance->State()));
   }
 }
 
@@ -495,14 +498,13 @@ void Harness::CheckName(const std::string& check, const std::string& name,
   const std::string error_line = ErrorLineMentioning(instance->Log(), name);
   const bool refused = instance->Exited() && !instance->ExitedCleanly();
   if (!outside.empty()) {
-    Fail(check, absl::StrCat("with ", what, " the registrar created ",
-                             absl::StrJoin(outside, ", "), " outside the registration directory ",
-                             instance->reg_dir()));
+    Fail(check, absl::StrCat("with ", what, " the registrar created ", absl::StrJoin(outside, ", "),
+                             " outside the registration directory ", instance->reg_dir()));
   } else if (refused || !error_line.empty()) {
-    Pass(check, absl::StrCat("nothing outside the directory; the registrar reported ", what,
-                             refused ? absl::StrCat(" and ended (", instance->HowItEnded(), ")")
-                                     : "",
-                             ": ", error_line.empty() ? LastLine(instance->Log()) : error_line));
+    Pass(check,
+         absl::StrCat("nothing outside the directory; the registrar reported ", what,
+                      refused ? absl::StrCat(" and ended (", instance->HowItEnded(), ")") : "",
+                      ": ", error_line.empty() ? LastLine(instance->Log()) : error_line));
   } else if (!inside.empty()) {
     Fail(check, absl::StrCat("with ", what, " the registrar registered without a word: ",
                              absl::StrJoin(inside, ", ")));

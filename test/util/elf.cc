@@ -12,8 +12,7 @@ ElfFacts ReadElf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   Elf64_Ehdr header;
   if (!in.read(reinterpret_cast<char*>(&header), sizeof(header)) ||
-      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64) {
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
     return facts;
   }
   facts.machine = header.e_machine;

@@ -54,8 +54,7 @@ std::string Runfile(const std::string& workspace_relative_path) {
   return absl::StrCat(absl::string_view(self, n), ".runfiles/ndr/", workspace_relative_path);
 }
 
-Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path,
-                       std::string stdout_path)
+Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path, std::string stdout_path)
     : name_(argv.empty() ? "" : argv[0].substr(argv[0].rfind('/') + 1)),
       log_path_(std::move(log_path)) {
   // Everything the child needs is made here: between fork() and exec() a child of a threaded

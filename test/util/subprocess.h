@@ -55,7 +55,7 @@ class Subprocess {
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
   bool signaled_ = false;  // a signal ended it; exit_code_ is 128 + the signal
-  std::string name_;  // argv[0]'s base name
+  std::string name_;       // argv[0]'s base name
   std::string log_path_;
 };
 

@@ -59,14 +59,13 @@ TEST(Arm64Test, RegistrationRoundTripUnderQemu) {
                      "--drivername=arm64.csi.example.com", "--nodeid=arm64-node"},
                     dir.Join("driver.log"));
   // Emulated, the registrar is slow: the deadlines are long enough that no attempt fails.
-  Subprocess registrar({kQemu, Runfile(kRegistrar), "--csi-address=" + csi,
-                        "--kubelet-registration-path=" + csi,
-                        "--plugin-registration-path=" + reg, "--timeout=60s"},
-                       dir.Join("registrar.log"));
+  Subprocess registrar(
+      {kQemu, Runfile(kRegistrar), "--csi-address=" + csi, "--kubelet-registration-path=" + csi,
+       "--plugin-registration-path=" + reg, "--timeout=60s"},
+      dir.Join("registrar.log"));
   Subprocess kubelet({Runfile("kubeletclient/kubeletclient"), "watch",
                       "--plugin-registry-dir=" + reg, "--node-status-file=" + status_file,
-                      "--node-name=arm64-node", "--get-info-timeout=60s",
-                      "--notify-timeout=60s"},
+                      "--node-name=arm64-node", "--get-info-timeout=60s", "--notify-timeout=60s"},
                      dir.Join("kubelet.log"));
   json status;
   ASSERT_TRUE(PollUntil([&] {
@@ -74,7 +73,8 @@ TEST(Arm64Test, RegistrationRoundTripUnderQemu) {
     if (!ReadFile(status_file, &text)) return false;
     status = json::parse(text, nullptr, /*allow_exceptions=*/false);
     return status.is_object() && status["drivers"].contains("arm64.csi.example.com");
-  })) << registrar.Describe() << driver.Describe() << kubelet.Describe();
+  })) << registrar.Describe()
+      << driver.Describe() << kubelet.Describe();
   EXPECT_EQ(status["drivers"]["arm64.csi.example.com"]["endpoint"], csi);
   EXPECT_EQ(status["annotations"]["csi.volume.kubernetes.io/nodeid"],
             R"({"arm64.csi.example.com":"arm64-node"})");
