@@ -249,6 +249,13 @@ TEST(ConformanceHarnessTest, UsageErrors) {
       {{"--registrar-binary=" + dir.Join("missing")},
        1,
        "FAIL registrar.starts: " + dir.Join("missing") + " is not an executable file"},
+      // A registrar that never registers: that check fails, and every later one is a SKIP.
+      {{"--registrar-binary=/bin/false", kSuiteTimeout},
+       1,
+       "SKIP signal.sigint: the registrar does not register even with a well-behaved driver"},
+      {{"--registrar-binary=/bin/false", kSuiteTimeout},
+       1,
+       "FAIL registrar.starts: with a well-behaved driver the registrar did not serve"},
   };
   int run = 0;
   for (const Case& c : cases) {
