@@ -82,39 +82,57 @@ std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::stri
   std::filesystem::create_directories(dir);
   Subprocess untar({"/bin/tar", "-xf", archive, "-C", dir}, dir + ".log");
   EXPECT_EQ(untar.Wait(), 0) << untar.Describe();
+  auto parse = [&](const std::string& path) {
+    std::string contents;
+    ReadFile(path, &contents);
+    return json::parse(contents, nullptr, /*allow_exceptions=*/false);
+  };
+  // The archive's JSON is read without trusting its shape: a missing member is null.
+  auto member = [](const json& object, const char* key) {
+    return object.is_object() && object.contains(key) ? object[key] : json();
+  };
+  auto text = [&](const json& object, const char* key) {
+    const json value = member(object, key);
+    return value.is_string() ? value.get<std::string>() : std::string();
+  };
   // A descriptor's blob file. The digest comes from the archive: it must be sha256:<64 hex> before
   // it becomes a path.
   auto blob = [&](const json& descriptor) {
-    const std::string digest = descriptor.is_object() ? descriptor.value("digest", "") : "";
+    const std::string digest = text(descriptor, "digest");
     const bool valid = absl::StartsWith(digest, "sha256:") && digest.size() == 7 + 64 &&
                        digest.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
     EXPECT_TRUE(valid) << "bad digest in " << descriptor.dump();
     return valid ? absl::StrCat(dir, "/blobs/sha256/", digest.substr(7)) : dir + "/invalid";
   };
-  auto parse = [&](const std::string& path) {
-    std::string text;
-    ReadFile(path, &text);
-    return json::parse(text, nullptr, /*allow_exceptions=*/false);
-  };
   const json top = parse(dir + "/index.json");
-  if (!top.is_object() || top["manifests"].size() != 1) {
+  const json indexes = member(top, "manifests");
+  if (!indexes.is_array() || indexes.size() != 1) {
     ADD_FAILURE() << "index.json should name one image index: " << top.dump();
     return images;
   }
-  EXPECT_EQ(top["manifests"][0]["mediaType"], "application/vnd.oci.image.index.v1+json");
-  const json index = parse(blob(top["manifests"][0]));
-  for (const json& entry : index["manifests"]) {
+  EXPECT_EQ(text(indexes[0], "mediaType"), "application/vnd.oci.image.index.v1+json");
+  const json entries = member(parse(blob(indexes[0])), "manifests");
+  for (const json& entry : entries.is_array() ? entries : json::array()) {
     PlatformImage image;
-    image.architecture = entry["platform"].value("architecture", "");
-    image.os = entry["platform"].value("os", "");
+    image.architecture = text(member(entry, "platform"), "architecture");
+    image.os = text(member(entry, "platform"), "os");
     const json manifest = parse(blob(entry));
-    const json config = parse(blob(manifest["config"]));
-    image.config_architecture = config.value("architecture", "");
-    image.config_os = config.value("os", "");
+    const json config = parse(blob(member(manifest, "config")));
+    image.config_architecture = text(config, "architecture");
+    image.config_os = text(config, "os");
+    // The architecture names a directory: letters and digits only.
+    if (image.architecture.empty() ||
+        image.architecture.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") !=
+            std::string::npos) {
+      ADD_FAILURE() << "bad architecture in " << entry.dump();
+      continue;
+    }
     const std::string root = absl::StrCat(dir, "/rootfs-", image.architecture);
     std::filesystem::create_directories(root);
-    for (const json& layer : manifest["layers"]) {
-      image.layer_bytes += layer.value("size", int64_t{0});
+    const json layers = member(manifest, "layers");
+    for (const json& layer : layers.is_array() ? layers : json::array()) {
+      const json size = member(layer, "size");
+      image.layer_bytes += size.is_number_integer() ? size.get<int64_t>() : 0;
       Subprocess unpack({"/bin/tar", "-xzf", blob(layer), "-C", root}, root + ".log");
       EXPECT_EQ(unpack.Wait(), 0) << unpack.Describe();
     }
