@@ -74,4 +74,44 @@ std::string GoQuote(absl::string_view s) {
   return out;
 }
 
+void AppendGoJsonString(absl::string_view s, GoJsonStyle style, std::string* out) {
+  const bool html = style == GoJsonStyle::kEncodingJson;
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      switch (c) {
+        case '"': *out += "\\\""; break;
+        case '\\': *out += "\\\\"; break;
+        case '\n': *out += "\\n"; break;
+        case '\r': *out += "\\r"; break;
+        case '\t': *out += "\\t"; break;
+        default:
+          if (c < 0x20 || (html && (c == '<' || c == '>' || c == '&'))) {
+            absl::StrAppendFormat(out, "\\u%04x", c);
+          } else {
+            out->push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    const size_t length = Utf8Length(s.substr(i));
+    if (length == 0) {  // each byte of invalid UTF-8
+      *out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    const uint32_t rune = Rune(s.substr(i), length);
+    if (html && (rune == 0x2028 || rune == 0x2029)) {
+      absl::StrAppendFormat(out, "\\u%04x", rune);
+    } else {
+      out->append(s.data() + i, length);
+    }
+    i += length;
+  }
+  out->push_back('"');
+}
+
 }  // namespace ndr

@@ -49,51 +49,6 @@ absl::Status FlagError(absl::string_view flag, absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", problem));
 }
 
-// zap's JSON string escaping (zapcore jsonEncoder.safeAddString): quotes, backslashes and
-// control bytes escaped, invalid UTF-8 as \ufffd, nothing else (no HTML escaping).
-void AppendJsonString(absl::string_view s, std::string* out) {
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      switch (c) {
-        case '"': *out += "\\\""; break;
-        case '\\': *out += "\\\\"; break;
-        case '\n': *out += "\\n"; break;
-        case '\r': *out += "\\r"; break;
-        case '\t': *out += "\\t"; break;
-        default:
-          if (c < 0x20) {
-            absl::StrAppendFormat(out, "\\u%04x", c);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    bool valid = length > 0 && c <= 0xF4 && i + length <= s.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    }
-    if (valid && length >= 3) {
-      const unsigned char c1 = s[i + 1];
-      valid = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) &&
-              !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F);
-    }
-    if (!valid) {
-      *out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    out->append(s.data() + i, length);
-    i += length;
-  }
-  out->push_back('"');
-}
-
 // klog's writeStringValue: strconv.Quote, or a block of tab-indented lines when the value holds a
 // line break.
 void AppendKlogString(absl::string_view value, std::string* out) {
@@ -401,22 +356,22 @@ std::string JsonLine(Severity severity, absl::string_view file, int line, int ve
   const double millis = absl::ToDoubleMilliseconds(time - absl::UnixEpoch());
   const auto end = std::to_chars(ts, ts + sizeof(ts), millis, std::chars_format::fixed).ptr;
   std::string out = absl::StrCat("{\"ts\":", absl::string_view(ts, end - ts), ",\"caller\":");
-  AppendJsonString(absl::StrCat(ShortCaller(file), ":", line), &out);
+  AppendGoJsonString(absl::StrCat(ShortCaller(file), ":", line), GoJsonStyle::kZap, &out);
   out += ",\"msg\":";
   // klog strips one trailing line break of an unstructured message.
   absl::string_view msg = message;
   if (pairs.empty() && absl::EndsWith(msg, "\n")) msg.remove_suffix(1);
-  AppendJsonString(msg, &out);
+  AppendGoJsonString(msg, GoJsonStyle::kZap, &out);
   const bool error = severity == Severity::kError;
   if (!error) absl::StrAppend(&out, ",\"v\":", verbosity);
   for (bool errors : {false, true}) {
     for (const Kv& kv : pairs) {
       if (kv.error != errors) continue;
       out.push_back(',');
-      AppendJsonString(kv.key, &out);
+      AppendGoJsonString(kv.key, GoJsonStyle::kZap, &out);
       out.push_back(':');
       if (kv.quoted) {
-        AppendJsonString(kv.value, &out);
+        AppendGoJsonString(kv.value, GoJsonStyle::kZap, &out);
       } else {
         out += kv.value;
       }

@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "api/go_quote.h"
 #include "kubeletclient/objects/object_validation.h"
 #include "kubeletclient/util/files.h"
 #include "nlohmann/json.hpp"
@@ -18,61 +18,6 @@ namespace {
 // vol_data.json is a few hundred bytes; anything much bigger was not written by kubelet.
 constexpr size_t kMaxVolDataBytes = 64 * 1024;
 
-// Go's encoding/json string encoding with HTML escaping (encode.go, encodeState.string).
-void AppendGoJsonString(absl::string_view s, std::string* out) {
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      switch (c) {
-        case '"': *out += "\\\""; break;
-        case '\\': *out += "\\\\"; break;
-        case '\n': *out += "\\n"; break;
-        case '\r': *out += "\\r"; break;
-        case '\t': *out += "\\t"; break;
-        default:
-          if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-            absl::StrAppendFormat(out, "\\u%04x", c);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    // A multi-byte sequence: copied when it is valid UTF-8 (U+2028 and U+2029 escaped), else
-    // each bad byte becomes \ufffd, as Go does.
-    size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    bool valid = length > 0 && c <= 0xF4 && i + length <= s.size();
-    for (size_t k = 1; valid && k < length; ++k) {
-      valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    }
-    if (valid && length == 3) {
-      const unsigned char c1 = s[i + 1];
-      valid = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F);
-    } else if (valid && length == 4) {
-      const unsigned char c1 = s[i + 1];
-      valid = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 > 0x8F);
-    }
-    if (!valid) {
-      *out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    const absl::string_view rune = s.substr(i, length);
-    if (rune == "\xE2\x80\xA8") {
-      *out += "\\u2028";
-    } else if (rune == "\xE2\x80\xA9") {
-      *out += "\\u2029";
-    } else {
-      out->append(rune.data(), rune.size());
-    }
-    i += length;
-  }
-  out->push_back('"');
-}
-
 }  // namespace
 
 std::string EncodeVolData(const VolData& data) {
@@ -81,9 +26,9 @@ std::string EncodeVolData(const VolData& data) {
   for (const auto& [key, value] : data) {  // std::map: byte order, as Go sorts map keys
     if (!first) out.push_back(',');
     first = false;
-    AppendGoJsonString(key, &out);
+    AppendGoJsonString(key, GoJsonStyle::kEncodingJson, &out);
     out.push_back(':');
-    AppendGoJsonString(value, &out);
+    AppendGoJsonString(value, GoJsonStyle::kEncodingJson, &out);
   }
   out += "}\n";
   return out;
