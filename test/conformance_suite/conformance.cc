@@ -69,21 +69,7 @@ class Suite {
 };
 
 int Suite::HttpGet(const std::string& path, std::string* body) const {
-  const size_t colon = config_.http_endpoint.rfind(':');
-  std::string host = config_.http_endpoint.substr(0, colon);
-  int port = 0;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(config_.http_endpoint.substr(colon + 1), &port)) {
-    return -1;
-  }
-  if (host.empty()) host = "127.0.0.1";
-  httplib::Client client(host, port);
-  client.set_connection_timeout(absl::ToChronoSeconds(config_.timeout));
-  client.set_read_timeout(absl::ToChronoSeconds(config_.timeout));
-  httplib::Result result = client.Get(path.c_str());
-  if (!result) return -1;
-  *body = result->body;
-  return result->status;
+  return ::ndr::conformance::HttpGet(config_.http_endpoint, path, config_.timeout, body);
 }
 
 std::vector<CheckResult> Suite::Run() {
@@ -349,6 +335,24 @@ void Suite::CheckSigterm() {
 }  // namespace
 
 std::vector<CheckResult> RunChecks(const Config& config) { return Suite(config).Run(); }
+
+int HttpGet(const std::string& host_port, const std::string& path, absl::Duration timeout,
+            std::string* body) {
+  const size_t colon = host_port.rfind(':');
+  std::string host = host_port.substr(0, colon);
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(host_port.substr(colon + 1), &port)) {
+    return -1;
+  }
+  if (host.empty()) host = "127.0.0.1";
+  httplib::Client client(host, port);
+  client.set_connection_timeout(absl::ToChronoSeconds(timeout));
+  client.set_read_timeout(absl::ToChronoSeconds(timeout));
+  httplib::Result result = client.Get(path.c_str());
+  if (!result) return -1;
+  *body = result->body;
+  return result->status;
+}
 
 std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
   grpc::ChannelArguments args;

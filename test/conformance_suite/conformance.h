@@ -46,6 +46,11 @@ std::vector<CheckResult> RunChecks(const Config& config);
 // "PASS name: reason" and so on.
 std::string Format(const CheckResult& result);
 
+// GET `path` from host:port (an empty host is 127.0.0.1), waiting at most `timeout` to connect
+// and to read: the status code, or -1 if nothing answered; the body into `body`.
+int HttpGet(const std::string& host_port, const std::string& path, absl::Duration timeout,
+            std::string* body);
+
 // A channel to the unix socket at `path`, of its own (not shared with other channels to the same
 // socket, so that a check never reuses a connection an earlier one made to a socket since
 // replaced).

@@ -23,7 +23,6 @@
 #include "absl/time/clock.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "httplib.h"
 #include "test/conformance_suite/fake_driver.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
@@ -175,11 +174,8 @@ class Instance {
 
   // GET /healthz: the status code, or -1 if nothing answered.
   int Healthz() {
-    httplib::Client client("127.0.0.1", port_);
-    client.set_connection_timeout(absl::ToChronoSeconds(config_.timeout));
-    client.set_read_timeout(absl::ToChronoSeconds(config_.timeout));
-    httplib::Result result = client.Get("/healthz");
-    return result ? result->status : -1;
+    std::string body;
+    return HttpGet(http_endpoint(), "/healthz", config_.timeout, &body);
   }
 
   // Starts the driver as `name` and the registrar, and waits until it serves `name` or exits, for
