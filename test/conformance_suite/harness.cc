@@ -51,14 +51,16 @@ std::string LastLine(const std::string& log) {
   return line.size() > 240 ? line.substr(0, 240) + "..." : line;
 }
 
-// A line of `log` at error level (klog's and glog's "E1122 ..." or "F1122 ...", or a JSON line
-// whose level is error) that mentions `text`, or "".
+// A line of `log` at error level that mentions `text`, or "": klog's and glog's text format
+// ("E1122 ..." or "F1122 ..."), or component-base's JSON format, whose error lines are the ones
+// without a "v" (logs/json, zap's level encoding: only info lines carry a verbosity).
 std::string ErrorLineMentioning(const std::string& log, const std::string& text) {
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
-    const bool error = (line.size() > 5 && (line[0] == 'E' || line[0] == 'F') &&
-                        absl::ascii_isdigit(line[1]) && absl::ascii_isdigit(line[4])) ||
-                       absl::StrContains(line, "\"level\":\"error\"") ||
-                       absl::StrContains(line, "\"v\":0,\"err\"");
+    const bool text_error = line.size() > 5 && (line[0] == 'E' || line[0] == 'F') &&
+                            absl::ascii_isdigit(line[1]) && absl::ascii_isdigit(line[4]);
+    const bool json_error =
+        absl::StartsWith(line, "{\"ts\":") && !absl::StrContains(line, "\"v\":");
+    const bool error = text_error || json_error;
     if (error && absl::StrContains(line, text)) {
       std::string shown(line);
       return shown.size() > 240 ? shown.substr(0, 240) + "..." : shown;
