@@ -160,6 +160,56 @@ absl::Status ParseMetadata(const Field& doc, bool namespaced, std::string* ns, s
   return absl::OkStatus();
 }
 
+// The fields of a v1.VolumeSource, in the order of the Go struct (validateVolumeSource counts
+// them in this order), and of a v1.PersistentVolumeSource.
+const std::vector<std::string>& VolumeSourceTypes() {
+  static const auto* types = new std::vector<std::string>{
+      "hostPath",      "emptyDir",       "gcePersistentDisk",    "awsElasticBlockStore",
+      "gitRepo",       "secret",         "nfs",                  "iscsi",
+      "glusterfs",     "persistentVolumeClaim", "rbd",           "flexVolume",
+      "cinder",        "cephfs",         "flocker",              "downwardAPI",
+      "fc",            "azureFile",      "configMap",            "vsphereVolume",
+      "quobyte",       "azureDisk",      "photonPersistentDisk", "projected",
+      "portworxVolume", "scaleIO",       "storageos",            "csi",
+      "ephemeral"};
+  return *types;
+}
+
+const std::vector<std::string>& PersistentVolumeSourceTypes() {
+  static const auto* types = new std::vector<std::string>{
+      "gcePersistentDisk", "awsElasticBlockStore", "hostPath",     "glusterfs",
+      "nfs",               "rbd",                  "iscsi",        "cinder",
+      "cephfs",            "fc",                   "flocker",      "flexVolume",
+      "azureFile",         "vsphereVolume",        "quobyte",      "azureDisk",
+      "photonPersistentDisk", "portworxVolume",    "scaleIO",      "local",
+      "storageos",         "csi"};
+  return *types;
+}
+
+absl::StatusOr<std::optional<SeLinuxOptions>> ParseSeLinuxOptions(const Field& field) {
+  if (!field.present()) return std::optional<SeLinuxOptions>();
+  if (absl::Status s = field.RequireMap(); !s.ok()) return s;
+  SeLinuxOptions options;
+  NDR_ASSIGN(options.user, field["user"].String(/*required=*/false));
+  NDR_ASSIGN(options.role, field["role"].String(/*required=*/false));
+  NDR_ASSIGN(options.type, field["type"].String(/*required=*/false));
+  NDR_ASSIGN(options.level, field["level"].String(/*required=*/false));
+  return std::optional<SeLinuxOptions>(options);
+}
+
+// The names in a container's volumeMounts or volumeDevices.
+absl::StatusOr<std::vector<std::string>> VolumeNames(const Field& list) {
+  std::vector<Field> items;
+  NDR_ASSIGN(items, list.Objects());
+  std::vector<std::string> names;
+  for (const Field& item : items) {
+    std::string name;
+    NDR_ASSIGN(name, item["name"].String(/*required=*/false));
+    names.push_back(name);
+  }
+  return names;
+}
+
 absl::StatusOr<Pod> ParsePod(const Field& doc) {
   Pod pod;
   if (absl::Status s = CheckApiVersion(doc, "Pod", {"v1"}); !s.ok()) return s;
@@ -171,12 +221,31 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
   std::string service_account;
   NDR_ASSIGN(service_account, spec["serviceAccountName"].String(/*required=*/false));
   NDR_ASSIGN(pod.fs_group, spec["securityContext"]["fsGroup"].Int64());
+  NDR_ASSIGN(pod.se_linux, ParseSeLinuxOptions(spec["securityContext"]["seLinuxOptions"]));
   if (!service_account.empty()) pod.service_account = service_account;
+  // podutil.VisitContainers' order: init containers, containers, ephemeral containers.
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    std::vector<Field> containers;
+    NDR_ASSIGN(containers, spec[list].Objects());
+    for (const Field& c : containers) {
+      Container container;
+      container.field = c.path();
+      NDR_ASSIGN(container.name, c["name"].String(/*required=*/false));
+      NDR_ASSIGN(container.volume_mounts, VolumeNames(c["volumeMounts"]));
+      NDR_ASSIGN(container.volume_devices, VolumeNames(c["volumeDevices"]));
+      NDR_ASSIGN(container.se_linux,
+                 ParseSeLinuxOptions(c["securityContext"]["seLinuxOptions"]));
+      pod.containers.push_back(container);
+    }
+  }
   std::vector<Field> volumes;
   NDR_ASSIGN(volumes, spec["volumes"].Objects());
   for (const Field& v : volumes) {
     PodVolume volume;
     NDR_ASSIGN(volume.name, v["name"].String(/*required=*/true));
+    for (const std::string& type : VolumeSourceTypes()) {
+      if (v[type].present()) volume.source_types.push_back(type);
+    }
     if (v["csi"].present()) {
       Field csi = v["csi"];
       if (absl::Status s = csi.RequireMap(); !s.ok()) return s;
@@ -204,6 +273,15 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
       NDR_ASSIGN(read_only, claim["readOnly"].Bool());
       volume.claim_read_only = read_only.value_or(false);
     }
+    if (v["ephemeral"].present()) {
+      Field ephemeral = v["ephemeral"];
+      if (absl::Status s = ephemeral.RequireMap(); !s.ok()) return s;
+      Field claim_template = ephemeral["volumeClaimTemplate"];
+      if (claim_template.present()) {
+        if (absl::Status s = claim_template.RequireMap(); !s.ok()) return s;
+        volume.ephemeral_claim_template = true;
+      }
+    }
     pod.volumes.push_back(volume);
   }
   return pod;
@@ -213,7 +291,27 @@ absl::StatusOr<PersistentVolumeClaim> ParseClaim(const Field& doc) {
   PersistentVolumeClaim claim;
   if (absl::Status s = CheckApiVersion(doc, "PersistentVolumeClaim", {"v1"}); !s.ok()) return s;
   if (absl::Status s = ParseMetadata(doc, true, &claim.ns, &claim.name); !s.ok()) return s;
+  Field metadata = doc["metadata"];
+  NDR_ASSIGN(claim.uid, metadata["uid"].String(/*required=*/false));
+  // Any value means the API server has set it: the claim is being deleted.
+  claim.being_deleted = metadata["deletionTimestamp"].present();
+  std::vector<Field> owners;
+  NDR_ASSIGN(owners, metadata["ownerReferences"].Objects());
+  for (const Field& o : owners) {
+    OwnerReference owner;
+    NDR_ASSIGN(owner.api_version, o["apiVersion"].String(/*required=*/false));
+    NDR_ASSIGN(owner.kind, o["kind"].String(/*required=*/false));
+    NDR_ASSIGN(owner.name, o["name"].String(/*required=*/false));
+    NDR_ASSIGN(owner.uid, o["uid"].String(/*required=*/false));
+    std::optional<bool> controller;
+    NDR_ASSIGN(controller, o["controller"].Bool());
+    owner.controller = controller.value_or(false);
+    claim.owner_references.push_back(owner);
+  }
   NDR_ASSIGN(claim.volume_name, doc["spec"]["volumeName"].String(/*required=*/false));
+  std::string phase;
+  NDR_ASSIGN(phase, doc["status"]["phase"].String(/*required=*/false));
+  if (!phase.empty()) claim.phase = phase;
   return claim;
 }
 
@@ -230,6 +328,21 @@ absl::StatusOr<PersistentVolume> ParseVolume(const Field& doc) {
   std::string volume_mode;
   NDR_ASSIGN(volume_mode, spec["volumeMode"].String(/*required=*/false));
   if (!volume_mode.empty()) pv.volume_mode = volume_mode;
+  if (spec["claimRef"].present()) {
+    Field ref = spec["claimRef"];
+    if (absl::Status s = ref.RequireMap(); !s.ok()) return s;
+    ClaimReference claim_ref;
+    NDR_ASSIGN(claim_ref.ns, ref["namespace"].String(/*required=*/false));
+    NDR_ASSIGN(claim_ref.name, ref["name"].String(/*required=*/false));
+    NDR_ASSIGN(claim_ref.uid, ref["uid"].String(/*required=*/false));
+    pv.claim_ref = claim_ref;
+  }
+  for (const std::string& type : PersistentVolumeSourceTypes()) {
+    if (spec[type].present()) {
+      pv.source_type = type;
+      break;
+    }
+  }
   if (spec["csi"].present()) {
     Field csi = spec["csi"];
     if (absl::Status s = csi.RequireMap(); !s.ok()) return s;
@@ -265,6 +378,7 @@ absl::StatusOr<CsiDriverObject> ParseCsiDriver(const Field& doc) {
   }
   NDR_ASSIGN(driver.attach_required, spec["attachRequired"].Bool());
   NDR_ASSIGN(driver.pod_info_on_mount, spec["podInfoOnMount"].Bool());
+  NDR_ASSIGN(driver.se_linux_mount, spec["seLinuxMount"].Bool());
   NDR_ASSIGN(driver.volume_lifecycle_modes, spec["volumeLifecycleModes"].StringList());
   if (driver.volume_lifecycle_modes.empty()) driver.volume_lifecycle_modes = {"Persistent"};
   std::string policy;

@@ -100,6 +100,100 @@ TEST(ReadObjectsTest, ReadsEveryKindFromYamlJsonAndLists) {
   EXPECT_EQ(secret.data.at("user"), "alice");
 }
 
+// What kubelet's volume manager reads beyond the volumes: the containers' mounts, devices and
+// SELinux options; claims' ownership, phase and deletion; PVs' claim references and sources.
+TEST(ReadObjectsTest, ContainersClaimsAndBindings) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("all.yaml"), R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: shop, uid: u-2}
+spec:
+  securityContext: {seLinuxOptions: {level: "s0:c1,c2"}}
+  initContainers:
+  - name: init
+    volumeMounts: [{name: cache, mountPath: /cache}]
+  containers:
+  - name: db
+    securityContext: {seLinuxOptions: {user: user_u, level: "s0:c5,c6"}}
+    volumeDevices: [{name: disk, devicePath: /dev/xvda}]
+  ephemeralContainers:
+  - name: debug
+    volumeMounts: [{name: cache, mountPath: /cache}]
+  volumes:
+  - name: cache
+  - name: disk
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {accessModes: [ReadWriteOnce], volumeMode: Block}
+  - name: config
+    configMap: {name: settings}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: db-disk
+  namespace: shop
+  uid: c-1
+  deletionTimestamp: "2026-11-23T10:00:00Z"
+  ownerReferences:
+  - {apiVersion: v1, kind: Pod, name: db, uid: u-2, controller: true, blockOwnerDeletion: true}
+spec: {volumeName: pv-2}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-2}
+spec:
+  accessModes: [ReadWriteOncePod]
+  volumeMode: Block
+  claimRef: {kind: PersistentVolumeClaim, namespace: shop, name: db-disk, uid: c-1}
+  nfs: {server: nfs.example.com, path: /exports}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: sample.csi.example.com}
+spec: {seLinuxMount: true}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: plain, namespace: shop}
+spec: {}
+)"));
+  ObjectSet objects;
+  ASSERT_THAT(ReadObjects(dir.path(), &objects), IsOk());
+  const Pod& pod = objects.pods.at(0);
+  ASSERT_EQ(pod.containers.size(), 3u);
+  EXPECT_EQ(pod.containers[0].field, "spec.initContainers[0]");
+  EXPECT_EQ(pod.containers[0].volume_mounts, std::vector<std::string>{"cache"});
+  EXPECT_EQ(pod.containers[1].volume_devices, std::vector<std::string>{"disk"});
+  EXPECT_EQ(pod.containers[1].se_linux->user, "user_u");
+  EXPECT_EQ(pod.containers[1].se_linux->level, "s0:c5,c6");
+  EXPECT_EQ(pod.containers[2].field, "spec.ephemeralContainers[0]");
+  EXPECT_EQ(pod.se_linux->level, "s0:c1,c2");
+  EXPECT_EQ(pod.volumes[0].source_type(), "emptyDir");  // the API server's default
+  EXPECT_TRUE(pod.volumes[0].source_types.empty());
+  EXPECT_EQ(pod.volumes[1].source_type(), "ephemeral");
+  EXPECT_TRUE(pod.volumes[1].ephemeral_claim_template);
+  EXPECT_EQ(pod.volumes[2].source_type(), "configMap");
+  const PersistentVolumeClaim& claim = objects.claims.at({"shop", "db-disk"});
+  EXPECT_EQ(claim.uid, "c-1");
+  EXPECT_TRUE(claim.being_deleted);
+  EXPECT_EQ(claim.phase, "Bound");
+  ASSERT_EQ(claim.owner_references.size(), 1u);
+  EXPECT_TRUE(claim.owner_references[0].controller);
+  EXPECT_EQ(claim.owner_references[0].uid, "u-2");
+  EXPECT_EQ(objects.claims.at({"shop", "plain"}).phase, "Pending");  // the API server's default
+  EXPECT_FALSE(objects.claims.at({"shop", "plain"}).being_deleted);
+  const PersistentVolume& pv = objects.volumes.at("pv-2");
+  EXPECT_EQ(pv.volume_mode, "Block");
+  EXPECT_EQ(pv.source_type, "nfs");
+  EXPECT_FALSE(pv.csi.has_value());
+  EXPECT_EQ(pv.claim_ref->name, "db-disk");
+  EXPECT_EQ(pv.claim_ref->uid, "c-1");
+  EXPECT_EQ(objects.csi_drivers.at("sample.csi.example.com").se_linux_mount, true);
+}
+
 TEST(ReadObjectsTest, CsiDriverModesDefaultToPersistent) {
   TempDir dir("obj");
   ASSERT_TRUE(WriteFile(dir.Join("d.yaml"),

@@ -23,9 +23,38 @@ struct CsiVolumeSource {  // a Pod's inline csi volume
 
 struct PodVolume {
   std::string name;
+  // The field names of the volume sources set ("csi", "persistentVolumeClaim", "ephemeral",
+  // "emptyDir", "configMap", ...), in the order of the Go struct; validation allows one.
+  std::vector<std::string> source_types;
+  // The volume's type: its first source, or "emptyDir", to which the API server defaults a
+  // volume without one (SetDefaults_Volume).
+  std::string source_type() const {
+    return source_types.empty() ? "emptyDir" : source_types.front();
+  }
   std::optional<CsiVolumeSource> csi;
   std::optional<std::string> claim_name;  // persistentVolumeClaim.claimName
-  bool claim_read_only = false;
+  bool claim_read_only = false;           // persistentVolumeClaim.readOnly
+  // ephemeral.volumeClaimTemplate is set: a generic ephemeral volume, whose PVC the ephemeral
+  // volume controller names <pod name>-<volume name>.
+  bool ephemeral_claim_template = false;
+};
+
+// v1.SELinuxOptions: the SELinux context of a container's processes.
+struct SeLinuxOptions {
+  std::string user;
+  std::string role;
+  std::string type;
+  std::string level;
+};
+
+// A container, init container or ephemeral container: what kubelet's volume manager reads of it
+// (pkg/volume/util GetPodVolumeNames).
+struct Container {
+  std::string field;  // where it is in the pod, e.g. "spec.initContainers[0]", for errors
+  std::string name;
+  std::vector<std::string> volume_mounts;   // volumeMounts[].name
+  std::vector<std::string> volume_devices;  // volumeDevices[].name
+  std::optional<SeLinuxOptions> se_linux;   // securityContext.seLinuxOptions
 };
 
 struct Pod {
@@ -35,13 +64,35 @@ struct Pod {
   std::string uid;
   std::string service_account = "default";
   std::optional<int64_t> fs_group;  // spec.securityContext.fsGroup
+  std::optional<SeLinuxOptions> se_linux;  // spec.securityContext.seLinuxOptions
+  std::vector<Container> containers;       // init containers, containers, ephemeral containers
   std::vector<PodVolume> volumes;
+};
+
+// A metadata.ownerReferences entry.
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
 };
 
 struct PersistentVolumeClaim {
   std::string ns;
   std::string name;
-  std::string volume_name;  // spec.volumeName: the bound PV
+  std::string uid;                // metadata.uid (empty in a hand-written object)
+  bool being_deleted = false;     // metadata.deletionTimestamp is set
+  std::vector<OwnerReference> owner_references;
+  std::string volume_name;        // spec.volumeName: the bound PV
+  std::string phase = "Pending";  // status.phase (the API server's default)
+};
+
+// A PersistentVolume's spec.claimRef: the claim it is bound to.
+struct ClaimReference {
+  std::string ns;
+  std::string name;
+  std::string uid;
 };
 
 struct PersistentVolume {
@@ -49,6 +100,9 @@ struct PersistentVolume {
   std::vector<std::string> access_modes;
   std::vector<std::string> mount_options;
   std::string volume_mode = "Filesystem";  // or "Block"
+  std::optional<ClaimReference> claim_ref;  // spec.claimRef
+  // The in-tree volume source's field name when there is no spec.csi ("nfs", "hostPath", ...).
+  std::string source_type;
   struct Csi {
     std::string driver;
     std::string volume_handle;
@@ -67,6 +121,7 @@ struct CsiDriverObject {
   std::optional<bool> pod_info_on_mount;
   std::vector<std::string> volume_lifecycle_modes;  // defaults to ["Persistent"]
   std::string fs_group_policy = "ReadWriteOnceWithFSType";  // or "File", "None"
+  std::optional<bool> se_linux_mount;  // spec.seLinuxMount (alpha in v1.25; off when unset)
 };
 
 // A storage.k8s.io/v1 VolumeAttachment: what the external attacher reports about attaching a

@@ -127,6 +127,10 @@ void FieldErrors::Duplicate(absl::string_view field, absl::string_view value) {
   errors_.push_back(absl::StrCat(field, ": Duplicate value: ", GoQuote(value)));
 }
 
+void FieldErrors::NotFound(absl::string_view field, absl::string_view value) {
+  errors_.push_back(absl::StrCat(field, ": Not found: ", GoQuote(value)));
+}
+
 void FieldErrors::Forbidden(absl::string_view field, absl::string_view detail) {
   errors_.push_back(absl::StrCat(field, ": Forbidden: ", detail));
 }
@@ -225,39 +229,74 @@ void ValidateVolumeHandle(absl::string_view handle, absl::string_view field, Fie
   }
 }
 
+// Ours: a UID as kubeletclient takes it (see kMaxUidBytes).
+void ValidateUid(absl::string_view uid, absl::string_view field, bool required,
+                 FieldErrors* errors) {
+  if (uid.empty()) {
+    if (required) errors->Required(field);
+  } else if (uid.size() > kMaxUidBytes) {
+    errors->TooLong(field, kMaxUidBytes);
+  } else {
+    errors->InvalidEach(field, uid, IsValidPathSegmentName(uid));
+    if (std::any_of(uid.begin(), uid.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      errors->Invalid(field, uid, "may not contain control characters");
+    }
+  }
+}
+
+// Ours: the API server does not look inside seLinuxOptions, but their user and level become
+// an SELinux mount option (context="...") and a vol_data.json value; SELinux users, roles,
+// types and levels are made of these characters (s0:c1,c2 or s0-s0:c0.c1023).
+void ValidateSeLinuxOptions(const std::optional<SeLinuxOptions>& options, const std::string& field,
+                            FieldErrors* errors) {
+  if (!options.has_value()) return;
+  for (const auto& [name, value] : {std::pair{"user", &options->user},
+                                    std::pair{"role", &options->role},
+                                    std::pair{"type", &options->type},
+                                    std::pair{"level", &options->level}}) {
+    const std::string path = absl::StrCat(field, ".", name);
+    if (value->size() > kMaxSeLinuxFieldBytes) {
+      errors->TooLong(path, kMaxSeLinuxFieldBytes);
+    } else if (!std::all_of(value->begin(), value->end(), [](char c) {
+                 return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == ':' || c == ',' ||
+                        c == '-';
+               })) {
+      errors->Invalid(path, *value,
+                      "may contain only letters, digits, '_', '.', ':', ',' and '-' (an SELinux "
+                      "context part)");
+    }
+  }
+}
+
 absl::Status ValidatePod(const Pod& pod) {
   FieldErrors errors;
   // pkg/apis/core/validation ValidatePodName = NameIsDNSSubdomain.
   ValidateName(pod.name, IsDns1123Subdomain(pod.name), &errors);
   ValidateNamespace(pod.ns, &errors);
-  // Ours (see kMaxUidBytes).
-  if (pod.uid.empty()) {
-    errors.Required("metadata.uid");
-  } else if (pod.uid.size() > kMaxUidBytes) {
-    errors.TooLong("metadata.uid", kMaxUidBytes);
-  } else {
-    errors.InvalidEach("metadata.uid", pod.uid, IsValidPathSegmentName(pod.uid));
-    if (std::any_of(pod.uid.begin(), pod.uid.end(),
-                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
-      errors.Invalid("metadata.uid", pod.uid, "may not contain control characters");
-    }
-  }
+  ValidateUid(pod.uid, "metadata.uid", /*required=*/true, &errors);
   // ValidatePodSpec: ValidateServiceAccountName = NameIsDNSSubdomain.
   errors.InvalidEach("spec.serviceAccountName", pod.service_account,
                      IsDns1123Subdomain(pod.service_account));
+  ValidateSeLinuxOptions(pod.se_linux, "spec.securityContext.seLinuxOptions", &errors);
   // ValidateVolumes: names are DNS-1123 labels, each once. As there, a name joins the set only
   // when its volume had no errors, so a name is reported as a duplicate of a valid volume only.
-  std::set<std::string> names;
+  std::map<std::string, const PodVolume*> valid;
   for (size_t i = 0; i < pod.volumes.size(); ++i) {
     const PodVolume& volume = pod.volumes[i];
     const std::string path = absl::StrCat("spec.volumes[", i, "]");
     FieldErrors volume_errors;
-    // validateVolumeSource first (it looks at persistentVolumeClaim before csi), then the name.
-    if (volume.claim_name.has_value() && volume.csi.has_value()) {
-      volume_errors.Forbidden(path + ".csi", "may not specify more than 1 volume type");
+    // validateVolumeSource first, then the name. It looks at the sources in the Go struct's
+    // order and forbids each after the first.
+    for (size_t t = 1; t < volume.source_types.size(); ++t) {
+      volume_errors.Forbidden(absl::StrCat(path, ".", volume.source_types[t]),
+                              "may not specify more than 1 volume type");
     }
     if (volume.claim_name.has_value() && volume.claim_name->empty()) {
       volume_errors.Required(path + ".persistentVolumeClaim.claimName");
+    }
+    if (volume.source_type() == "ephemeral" && !volume.ephemeral_claim_template) {
+      // validateEphemeralVolumeSource.
+      volume_errors.Required(path + ".ephemeral.volumeClaimTemplate");
     }
     if (volume.csi.has_value()) {
       // validateCSIVolumeSource.
@@ -282,9 +321,41 @@ absl::Status ValidatePod(const Pod& pod) {
     } else {
       volume_errors.InvalidEach(path + ".name", volume.name, IsDns1123Label(volume.name));
     }
-    if (names.count(volume.name) > 0) volume_errors.Duplicate(path + ".name", volume.name);
-    if (volume_errors.empty()) names.insert(volume.name);
+    if (valid.count(volume.name) > 0) volume_errors.Duplicate(path + ".name", volume.name);
+    if (volume_errors.empty()) valid[volume.name] = &volume;
     errors.Merge(volume_errors);
+  }
+  // validateContainers: ValidateVolumeMounts and ValidateVolumeDevices, for the names only (the
+  // paths are the container runtime's business, not kubelet's volume manager's).
+  for (const Container& container : pod.containers) {
+    std::set<std::string> mounts(container.volume_mounts.begin(), container.volume_mounts.end());
+    std::set<std::string> devices;
+    for (size_t i = 0; i < container.volume_mounts.size(); ++i) {
+      const std::string& name = container.volume_mounts[i];
+      const std::string field = absl::StrCat(container.field, ".volumeMounts[", i, "].name");
+      if (name.empty()) errors.Required(field);
+      if (valid.count(name) == 0) errors.NotFound(field, name);
+      if (std::count(container.volume_devices.begin(), container.volume_devices.end(), name) > 0) {
+        errors.Invalid(field, name, "must not already exist in volumeDevices");
+      }
+    }
+    for (size_t i = 0; i < container.volume_devices.size(); ++i) {
+      const std::string& name = container.volume_devices[i];
+      const std::string field = absl::StrCat(container.field, ".volumeDevices[", i, "].name");
+      auto volume = valid.find(name);
+      if (name.empty()) errors.Required(field);
+      if (!devices.insert(name).second) errors.Invalid(field, name, "must be unique");
+      if (volume != valid.end() && !volume->second->claim_name.has_value() &&
+          !volume->second->ephemeral_claim_template) {
+        errors.Invalid(field, name,
+                       "can only use volume source type of PersistentVolumeClaim or Ephemeral "
+                       "for block mode");
+      }
+      if (volume == valid.end()) errors.NotFound(field, name);
+      if (mounts.count(name) > 0) errors.Invalid(field, name, "must not already exist in volumeMounts");
+    }
+    ValidateSeLinuxOptions(container.se_linux,
+                           container.field + ".securityContext.seLinuxOptions", &errors);
   }
   return errors.ToStatus();
 }
@@ -294,6 +365,33 @@ absl::Status ValidatePersistentVolumeClaim(const PersistentVolumeClaim& claim) {
   // ValidatePersistentVolumeClaim: ValidateObjectMeta with ValidatePersistentVolumeName.
   ValidateName(claim.name, IsDns1123Subdomain(claim.name), &errors);
   ValidateNamespace(claim.ns, &errors);
+  ValidateUid(claim.uid, "metadata.uid", /*required=*/false, &errors);
+  // apimachinery api/validation ValidateOwnerReferences (the field has no index there either).
+  std::string first_controller;
+  for (const OwnerReference& owner : claim.owner_references) {
+    const std::string field = "metadata.ownerReferences";
+    // schema.FromAPIVersionAndKind: the version is what follows the last '/'.
+    const size_t slash = owner.api_version.rfind('/');
+    if ((slash == std::string::npos ? owner.api_version : owner.api_version.substr(slash + 1))
+            .empty()) {
+      errors.Invalid(field + ".apiVersion", owner.api_version, "version must not be empty");
+    }
+    if (owner.kind.empty()) errors.Invalid(field + ".kind", owner.kind, "kind must not be empty");
+    if (owner.name.empty()) errors.Invalid(field + ".name", owner.name, "name must not be empty");
+    if (owner.uid.empty()) errors.Invalid(field + ".uid", owner.uid, "uid must not be empty");
+    ValidateUid(owner.uid, field + ".uid", /*required=*/false, &errors);
+    if (owner.controller) {
+      const std::string name = absl::StrCat(owner.kind, "/", owner.name);
+      if (!first_controller.empty()) {
+        errors.Invalid(field, name,
+                       absl::StrCat("Only one reference can have Controller set to true. Found "
+                                    "\"true\" in references for ",
+                                    first_controller, " and ", name));
+      } else {
+        first_controller = name;
+      }
+    }
+  }
   return errors.ToStatus();
 }
 
@@ -317,6 +415,20 @@ absl::Status ValidatePersistentVolume(const PersistentVolume& pv) {
   }
   if (pv.volume_mode != "Block" && pv.volume_mode != "Filesystem") {
     errors.NotSupported("spec.volumeMode", pv.volume_mode, {"Block", "Filesystem"});
+  }
+  if (pv.claim_ref.has_value()) {
+    // An ObjectReference: the API server checks none of it on a PV; ours, as they are compared
+    // and printed: the names as the objects' own names, the UID as a UID.
+    const ClaimReference& ref = *pv.claim_ref;
+    if (ref.name.empty()) {
+      errors.Required("spec.claimRef.name");
+    } else {
+      errors.InvalidEach("spec.claimRef.name", ref.name, IsDns1123Subdomain(ref.name));
+    }
+    if (!ref.ns.empty()) {
+      errors.InvalidEach("spec.claimRef.namespace", ref.ns, IsDns1123Label(ref.ns));
+    }
+    ValidateUid(ref.uid, "spec.claimRef.uid", /*required=*/false, &errors);
   }
   if (pv.csi.has_value()) {
     // validateCSIPersistentVolumeSource.

@@ -36,6 +36,7 @@ class FieldErrors {
   void Invalid(absl::string_view field, absl::string_view value, absl::string_view detail);
   void Required(absl::string_view field, absl::string_view detail = "");
   void Duplicate(absl::string_view field, absl::string_view value);
+  void NotFound(absl::string_view field, absl::string_view value);
   void Forbidden(absl::string_view field, absl::string_view detail);
   void TooLong(absl::string_view field, size_t max_bytes);
   void NotSupported(absl::string_view field, absl::string_view value,
@@ -76,6 +77,9 @@ void ValidateVolumeHandle(absl::string_view handle, absl::string_view field, Fie
 // itself and kubelet keeps a static pod's as given, checking neither; ours: a path segment name
 // (IsValidPathSegmentName) without control characters, at most kMaxUidBytes.
 inline constexpr size_t kMaxUidBytes = 128;
+
+// Each part of an SELinux context in seLinuxOptions; ours (see ValidateSeLinuxOptions).
+inline constexpr size_t kMaxSeLinuxFieldBytes = 256;
 
 // volumeAttributes become a CSI volume_context. The API server does not look at them; ours: the
 // CSI spec's limits for a map<string, string> (non-empty keys, at most 4 KiB in all), which a

@@ -107,10 +107,22 @@ Pod ValidPod() {
   inline_volume.name = "inline-vol";
   inline_volume.csi = CsiVolumeSource{"sample.csi.example.com", false, "", {{"color", "blue"}},
                                       "creds"};
+  inline_volume.source_types = {"csi"};
   PodVolume claim;
   claim.name = "data";
   claim.claim_name = "data-web-0";
-  pod.volumes = {inline_volume, claim};
+  claim.source_types = {"persistentVolumeClaim"};
+  PodVolume scratch;
+  scratch.name = "scratch";
+  scratch.ephemeral_claim_template = true;
+  scratch.source_types = {"ephemeral"};
+  pod.volumes = {inline_volume, claim, scratch};
+  Container app;
+  app.field = "spec.containers[0]";
+  app.volume_mounts = {"inline-vol", "data"};
+  app.volume_devices = {"scratch"};
+  app.se_linux = SeLinuxOptions{"system_u", "system_r", "container_t", "s0:c123,c456"};
+  pod.containers = {app};
   return pod;
 }
 
@@ -154,8 +166,42 @@ TEST(ValidatePodTest, EachRuleNamesTheFieldTheValueAndTheRule) {
        std::string("spec.volumes[1].name: Invalid value: \"my.data\": ") + kLabelRule},
       {"duplicate volume name", [](Pod* p) { p->volumes[1].name = "inline-vol"; },
        "spec.volumes[1].name: Duplicate value: \"inline-vol\""},
-      {"two sources", [](Pod* p) { p->volumes[1].csi = p->volumes[0].csi; },
+      {"two sources",
+       [](Pod* p) {
+         p->volumes[1].csi = p->volumes[0].csi;
+         p->volumes[1].source_types = {"persistentVolumeClaim", "csi"};
+       },
        "spec.volumes[1].csi: Forbidden: may not specify more than 1 volume type"},
+      {"ephemeral without a claim template",
+       [](Pod* p) { p->volumes[2].ephemeral_claim_template = false; },
+       "spec.volumes[2].ephemeral.volumeClaimTemplate: Required value"},
+      // ValidateVolumeMounts, ValidateVolumeDevices.
+      {"mount of no volume", [](Pod* p) { p->containers[0].volume_mounts.push_back("nope"); },
+       "spec.containers[0].volumeMounts[2].name: Not found: \"nope\""},
+      {"mount of an invalid volume",
+       [](Pod* p) {
+         p->volumes[1].name = "Data";
+         p->containers[0].volume_mounts[1] = "Data";
+       },
+       "spec.containers[0].volumeMounts[1].name: Not found: \"Data\""},
+      {"device of no volume", [](Pod* p) { p->containers[0].volume_devices.push_back("nope"); },
+       "spec.containers[0].volumeDevices[1].name: Not found: \"nope\""},
+      {"device of an inline CSI volume",
+       [](Pod* p) { p->containers[0].volume_devices.push_back("inline-vol"); },
+       "spec.containers[0].volumeDevices[1].name: Invalid value: \"inline-vol\": can only use "
+       "volume source type of PersistentVolumeClaim or Ephemeral for block mode"},
+      {"device twice", [](Pod* p) { p->containers[0].volume_devices.push_back("scratch"); },
+       "spec.containers[0].volumeDevices[1].name: Invalid value: \"scratch\": must be unique"},
+      {"both mount and device", [](Pod* p) { p->containers[0].volume_mounts.push_back("scratch"); },
+       "spec.containers[0].volumeMounts[2].name: Invalid value: \"scratch\": must not already "
+       "exist in volumeDevices"},
+      {"SELinux level with a quote",
+       [](Pod* p) { p->containers[0].se_linux->level = "s0\",x"; },
+       "spec.containers[0].securityContext.seLinuxOptions.level: Invalid value: \"s0\\\",x\": "
+       "may contain only letters, digits, '_', '.', ':', ',' and '-'"},
+      {"SELinux user too long",
+       [](Pod* p) { p->se_linux = SeLinuxOptions{std::string(257, 'u'), "", "", ""}; },
+       "spec.securityContext.seLinuxOptions.user: Too long: must have at most 256 bytes"},
       {"driver escapes", [](Pod* p) { p->volumes[0].csi->driver = "../../x"; },
        std::string("spec.volumes[0].csi.driver: Invalid value: \"../../x\": ") + kSubdomainRule},
       {"driver too long", [](Pod* p) { p->volumes[0].csi->driver = std::string(64, 'd'); },
@@ -186,7 +232,8 @@ TEST(ValidatePodTest, EveryErrorIsReported) {
   EXPECT_EQ(ValidatePod(pod).message(),
             absl::StrCat("[metadata.uid: Invalid value: \"../u\": may not contain '/', "
                          "spec.volumes[0].name: Invalid value: \"A\": ",
-                         kLabelRule, "]"));
+                         kLabelRule,
+                         ", spec.containers[0].volumeMounts[0].name: Not found: \"inline-vol\"]"));
 }
 
 PersistentVolume ValidVolume() {
@@ -242,6 +289,40 @@ TEST(ValidatePersistentVolumeTest, Rules) {
     EXPECT_THAT(ValidatePersistentVolume(pv), StatusIs(absl::StatusCode::kInvalidArgument, c.error))
         << c.name;
   }
+}
+
+// apimachinery ValidateOwnerReferences, and ours for UIDs and claim references.
+TEST(ValidateOtherObjectsTest, OwnerReferencesAndClaimReferences) {
+  PersistentVolumeClaim claim{"shop", "web-scratch", "claim-uid"};
+  claim.owner_references = {OwnerReference{"v1", "Pod", "web", "pod-uid", true}};
+  EXPECT_THAT(ValidatePersistentVolumeClaim(claim), IsOk());
+  claim.owner_references.push_back(OwnerReference{"apps/v1", "StatefulSet", "web", "ss-uid", true});
+  EXPECT_THAT(ValidatePersistentVolumeClaim(claim),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Only one reference can have Controller set to true. Found \"true\" in "
+                       "references for Pod/web and StatefulSet/web"));
+  claim.owner_references = {OwnerReference{"apps/", "", "", "", false}};
+  EXPECT_EQ(ValidatePersistentVolumeClaim(claim).message(),
+            "[metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not "
+            "be empty, metadata.ownerReferences.kind: Invalid value: \"\": kind must not be "
+            "empty, metadata.ownerReferences.name: Invalid value: \"\": name must not be empty, "
+            "metadata.ownerReferences.uid: Invalid value: \"\": uid must not be empty]");
+  claim.owner_references.clear();
+  claim.uid = "../u";
+  EXPECT_THAT(ValidatePersistentVolumeClaim(claim),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "metadata.uid: Invalid value: \"../u\": may not contain '/'"));
+
+  PersistentVolume pv = ValidVolume();
+  pv.claim_ref = ClaimReference{"shop", "data", "claim-uid"};
+  EXPECT_THAT(ValidatePersistentVolume(pv), IsOk());
+  pv.claim_ref = ClaimReference{"Shop", "", "a\nb"};
+  EXPECT_EQ(ValidatePersistentVolume(pv).message(),
+            std::string("[spec.claimRef.name: Required value, spec.claimRef.namespace: Invalid "
+                        "value: \"Shop\": ") +
+                kLabelRule +
+                ", spec.claimRef.uid: Invalid value: \"a\\nb\": may not contain control "
+                "characters]");
 }
 
 TEST(ValidateOtherObjectsTest, ClaimsSecretsAndCsiDrivers) {
