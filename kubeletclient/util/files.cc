@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -83,6 +84,35 @@ absl::Status ReadFileUpTo(const std::string& path, size_t max_bytes, std::string
     contents->append(buffer, n);
   }
   close(fd);
+  return absl::OkStatus();
+}
+
+absl::Status RemoveAll(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("lstat ", path, ": ", strerror(errno)));
+  }
+  // nftw's callback cannot carry state; the first failure is kept per thread.
+  static thread_local int failure;
+  static thread_local std::string* failed_path;
+  std::string first_failure;
+  failure = 0;
+  failed_path = &first_failure;
+  nftw(
+      path.c_str(),
+      [](const char* p, const struct stat*, int type, struct FTW*) {
+        const int rc = type == FTW_DP ? rmdir(p) : unlink(p);
+        if (rc != 0 && errno != ENOENT && failure == 0) {
+          failure = errno;
+          *failed_path = p;
+        }
+        return 0;
+      },
+      16, FTW_DEPTH | FTW_PHYS);
+  if (failure != 0) {
+    return absl::InternalError(absl::StrCat("unlinkat ", first_failure, ": ", strerror(failure)));
+  }
   return absl::OkStatus();
 }
 

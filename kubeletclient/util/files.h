@@ -20,6 +20,10 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& con
 // os.MkdirAll; directories that exist are fine.
 absl::Status MakeDirs(const std::string& path, mode_t mode);
 
+// os.RemoveAll: `path` and everything below it, symbolic links removed, never followed; a
+// missing path is fine. Errors name the first path that could not be removed.
+absl::Status RemoveAll(const std::string& path);
+
 // Reads the whole file at `path` into `contents`: NotFound if it does not exist, InvalidArgument
 // if it is not a regular file or holds more than `max_bytes`, naming the path either way.
 absl::Status ReadFileUpTo(const std::string& path, size_t max_bytes, std::string* contents);

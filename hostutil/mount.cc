@@ -1,0 +1,93 @@
+#include "hostutil/mount.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace ndr::hostutil {
+namespace {
+
+absl::Status ErrnoError(absl::string_view what, int err) {
+  return absl::Status(err == EPERM || err == EACCES ? absl::StatusCode::kPermissionDenied
+                                                    : absl::StatusCode::kInternal,
+                      absl::StrCat(what, ": ", strerror(err)));
+}
+
+// A mountinfo path field: octal escapes for space, tab, newline and backslash.
+std::string UnescapeMountinfo(absl::string_view field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size()) {
+      int value = 0;
+      bool octal = true;
+      for (size_t k = 1; k <= 3; ++k) {
+        const char c = field[i + k];
+        if (c < '0' || c > '7') octal = false;
+        value = value * 8 + (c - '0');
+      }
+      if (octal) {
+        out.push_back(static_cast<char>(value));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(field[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool CanChangeHost(std::string* reason) {
+  if (geteuid() != 0) {
+    *reason = "not running as root";
+    return false;
+  }
+  // The initial user namespace maps every ID to itself: "0 0 4294967295".
+  std::ifstream in("/proc/self/uid_map");
+  std::string inside, outside, count;
+  in >> inside >> outside >> count;
+  if (inside != "0" || outside != "0" || count != "4294967295") {
+    *reason = "running as root in a user namespace, not the host's (a sandbox)";
+    return false;
+  }
+  return true;
+}
+
+absl::Status BindMount(const std::string& source, const std::string& target) {
+  if (mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    return ErrnoError(absl::StrCat("mount --bind ", source, " ", target), errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Unmount(const std::string& target) {
+  if (umount2(target.c_str(), 0) != 0) {
+    return ErrnoError(absl::StrCat("umount ", target), errno);
+  }
+  return absl::OkStatus();
+}
+
+bool IsMountPoint(const std::string& path) {
+  char resolved[PATH_MAX];
+  const std::string real = realpath(path.c_str(), resolved) != nullptr ? resolved : path;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // ID PARENT MAJOR:MINOR ROOT MOUNT-POINT ...
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
+    if (fields.size() > 4 && UnescapeMountinfo(fields[4]) == real) return true;
+  }
+  return false;
+}
+
+}  // namespace ndr::hostutil

@@ -1,0 +1,45 @@
+// The feature gates of kubelet (pkg/features/kube_features.go) that change what its CSI volume
+// plugin sends or writes, set as kubelet's --feature-gates flag sets them
+// (k8s.io/component-base/featuregate: "Name=bool,Name=bool").
+//
+// Defaults are a current kubelet's, not v1.26's, in which all three were alpha and off:
+// ReadWriteOncePod has been on by default since v1.27 (GA in v1.29) and
+// SELinuxMountReadWriteOncePod since v1.28; CSIVolumeHealth is still alpha and off. Unlike a
+// current kubelet, ReadWriteOncePod may be turned off, to see what v1.26 does by default.
+//
+// Plain data and pure functions; thread-compatible.
+#ifndef NDR_KUBELETCLIENT_FEATURES_KUBE_FEATURES_H_
+#define NDR_KUBELETCLIENT_FEATURES_KUBE_FEATURES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace ndr::kubelet {
+
+struct FeatureGates {
+  // The ReadWriteOncePod access mode: kubelet refuses to mount such a volume for a second pod
+  // on the node, and it is a condition of SELinux mounts.
+  bool read_write_once_pod = true;
+  // Mount ReadWriteOncePod volumes with -o context=<the pod's SELinux label> on SELinux hosts.
+  bool selinux_mount_read_write_once_pod = true;
+  // Ask drivers with VOLUME_CONDITION for the volume's health.
+  bool csi_volume_health = false;
+};
+
+// The gates kubeletclient knows, by their kubelet names.
+std::vector<std::string> KnownFeatureGates();
+
+// Applies `value` ("Name=bool,Name=bool", strconv.ParseBool's spellings) to `defaults`, with
+// component-base's error texts: "missing bool value for X", "invalid value of X=Y, err: ...",
+// "unrecognized feature gate: X" (which also lists the gates kubeletclient knows).
+absl::StatusOr<FeatureGates> ParseFeatureGates(const std::string& value,
+                                               FeatureGates defaults = {});
+
+// "Name=bool,..." for every known gate, in KnownFeatureGates() order.
+std::string FeatureGatesString(const FeatureGates& gates);
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_FEATURES_KUBE_FEATURES_H_

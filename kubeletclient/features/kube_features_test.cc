@@ -1,0 +1,44 @@
+#include "kubeletclient/features/kube_features.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/util/matchers.h"
+
+namespace ndr::kubelet {
+namespace {
+
+using ::ndr::testing::IsOk;
+using ::ndr::testing::StatusIs;
+
+TEST(FeatureGatesTest, DefaultsAreACurrentKubeletsAndFlagsChangeThem) {
+  FeatureGates defaults;
+  EXPECT_TRUE(defaults.read_write_once_pod);
+  EXPECT_TRUE(defaults.selinux_mount_read_write_once_pod);
+  EXPECT_FALSE(defaults.csi_volume_health);
+  EXPECT_EQ(FeatureGatesString(defaults),
+            "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false");
+
+  absl::StatusOr<FeatureGates> gates =
+      ParseFeatureGates(" CSIVolumeHealth = True,ReadWriteOncePod=0,,SELinuxMountReadWriteOncePod=f");
+  ASSERT_THAT(gates, IsOk());
+  EXPECT_TRUE(gates->csi_volume_health);
+  EXPECT_FALSE(gates->read_write_once_pod);
+  EXPECT_FALSE(gates->selinux_mount_read_write_once_pod);
+  EXPECT_THAT(ParseFeatureGates(""), IsOk());
+}
+
+TEST(FeatureGatesTest, ErrorsAreComponentBases) {
+  EXPECT_THAT(ParseFeatureGates("CSIVolumeHealth"),
+              StatusIs(absl::StatusCode::kInvalidArgument, "missing bool value for CSIVolumeHealth"));
+  EXPECT_THAT(ParseFeatureGates("CSIVolumeHealth=yes"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "invalid value of CSIVolumeHealth=yes, err: strconv.ParseBool: parsing "
+                       "\"yes\": invalid syntax"));
+  EXPECT_THAT(ParseFeatureGates("ReadWriteOncePod=false,NoSuchGate=true"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "unrecognized feature gate: NoSuchGate (kubeletclient knows "
+                       "ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSIVolumeHealth)"));
+}
+
+}  // namespace
+}  // namespace ndr::kubelet
