@@ -10,286 +10,39 @@
 // (saveVolumeData, removeMountDir) and pkg/volume/util/operationexecutor/operation_generator.go
 // (the order). Each kubeletclient command also starts with the registration handshake, whose
 // only call on the driver is NodeGetInfo. Hashes were computed with sha256sum.
-#include <ftw.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <map>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
-#include "api/csi/csi.grpc.pb.h"
-#include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gmock/gmock.h"
-#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "test/util/poll.h"
-#include "test/util/subprocess.h"
-#include "test/util/temp_dir.h"
+#include "kubeletclient/kubelet_sequence_fixture.h"
 
 namespace ndr {
 namespace {
 
-using ::ndr::testing::ReadFile;
-using ::ndr::testing::Runfile;
-using ::ndr::testing::Subprocess;
-using ::ndr::testing::TempDir;
-using ::ndr::testing::WriteFile;
+using ::ndr::testing::kDriver;
+using ::ndr::testing::kVol1Attachment;
+using ::ndr::testing::kVol1Sha;
+using ::ndr::testing::AttachmentYaml;
+using ::ndr::testing::ClaimAndVolume;
+using ::ndr::testing::CsiDriverYaml;
+using ::ndr::testing::kClaimVolume;
+using ::ndr::testing::PodYaml;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "rec.csi.example.com";
-// sha256("vol-1"), sha256("vol-1" + kDriver + "node-1"), and the same for vol-2.
-constexpr char kVol1Sha[] = "d2e8363faaac7ae76def3b14091d8eb5755f6b92e9531627aeec833a8731cc49";
-constexpr char kVol1Attachment[] =
-    "csi-3b7ff80b77217c168bf7b1048bc16077bbca2f3995b537170cd1240c42ecd08e";
+using KubeletSequenceTest = ::ndr::testing::KubeletSequenceTest;
+
 // The inline volume "scratch" of pod uid-a: csi- + sha256("uid-a" + "scratch"), and its
 // attachment ID.
 constexpr char kInlineHandle[] =
     "csi-f16568175e9bc143f37c5c3a79ebefa0420e3bd228332868514e1ad642187d53";
 constexpr char kInlineAttachment[] =
     "csi-6b1a90d10759434b789979c347d9e8c65e9dd9e62ef04b7cd0be582bfab2e089";
-
-// A CSI driver that records every Node call, as "Method <request in protobuf text>", with the
-// root directory shown as <root>. Its capabilities and failures are the test's to choose.
-class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1::Node::Service {
- public:
-  struct Config {
-    bool stage = false;         // STAGE_UNSTAGE_VOLUME
-    bool mount_group = false;   // VOLUME_MOUNT_GROUP
-    bool multi_writer = false;  // SINGLE_NODE_MULTI_WRITER
-    std::map<std::string, grpc::Status> fail;  // by method
-  };
-
-  RecordingDriver(const std::string& socket, std::string root) : root_(std::move(root)) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-    builder.RegisterService(static_cast<csi::v1::Identity::Service*>(this));
-    builder.RegisterService(static_cast<csi::v1::Node::Service*>(this));
-    server_ = builder.BuildAndStart();
-  }
-  ~RecordingDriver() override { server_->Shutdown(std::chrono::system_clock::now()); }
-
-  void Configure(Config config) {
-    std::lock_guard<std::mutex> lock(mu_);
-    config_ = std::move(config);
-  }
-  // The calls recorded since the last Take().
-  std::vector<std::string> Take() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(calls_, {});
-  }
-
-  grpc::Status GetPluginInfo(grpc::ServerContext*, const csi::v1::GetPluginInfoRequest*,
-                             csi::v1::GetPluginInfoResponse* response) override {
-    response->set_name(kDriver);
-    return grpc::Status::OK;
-  }
-  grpc::Status NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest* request,
-                           csi::v1::NodeGetInfoResponse* response) override {
-    response->set_node_id("node-1");
-    return Record("NodeGetInfo", *request);
-  }
-  grpc::Status NodeGetCapabilities(grpc::ServerContext*,
-                                   const csi::v1::NodeGetCapabilitiesRequest* request,
-                                   csi::v1::NodeGetCapabilitiesResponse* response) override {
-    using Rpc = csi::v1::NodeServiceCapability::RPC;
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto [on, type] : {std::pair{config_.stage, Rpc::STAGE_UNSTAGE_VOLUME},
-                            std::pair{config_.mount_group, Rpc::VOLUME_MOUNT_GROUP},
-                            std::pair{config_.multi_writer, Rpc::SINGLE_NODE_MULTI_WRITER}}) {
-      if (on) response->add_capabilities()->mutable_rpc()->set_type(type);
-    }
-    return RecordLocked("NodeGetCapabilities", *request);
-  }
-  grpc::Status NodeStageVolume(grpc::ServerContext*, const csi::v1::NodeStageVolumeRequest* request,
-                               csi::v1::NodeStageVolumeResponse*) override {
-    return Record("NodeStageVolume", *request);
-  }
-  grpc::Status NodeUnstageVolume(grpc::ServerContext*,
-                                 const csi::v1::NodeUnstageVolumeRequest* request,
-                                 csi::v1::NodeUnstageVolumeResponse*) override {
-    return Record("NodeUnstageVolume", *request);
-  }
-  grpc::Status NodePublishVolume(grpc::ServerContext*,
-                                 const csi::v1::NodePublishVolumeRequest* request,
-                                 csi::v1::NodePublishVolumeResponse*) override {
-    grpc::Status status = Record("NodePublishVolume", *request);
-    // The mount directory is the driver's to make, as a real driver's mount would.
-    if (status.ok()) mkdir(request->target_path().c_str(), 0750);
-    return status;
-  }
-  grpc::Status NodeUnpublishVolume(grpc::ServerContext*,
-                                   const csi::v1::NodeUnpublishVolumeRequest* request,
-                                   csi::v1::NodeUnpublishVolumeResponse*) override {
-    grpc::Status status = Record("NodeUnpublishVolume", *request);
-    if (status.ok()) rmdir(request->target_path().c_str());
-    return status;
-  }
-
- private:
-  grpc::Status Record(const std::string& method, const google::protobuf::Message& request) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return RecordLocked(method, request);
-  }
-  grpc::Status RecordLocked(const std::string& method, const google::protobuf::Message& request) {
-    const std::string text = absl::StrReplaceAll(request.ShortDebugString(), {{root_, "<root>"}});
-    calls_.push_back(text.empty() ? method : absl::StrCat(method, " ", text));
-    auto failure = config_.fail.find(method);
-    return failure == config_.fail.end() ? grpc::Status::OK : failure->second;
-  }
-
-  const std::string root_;
-  std::mutex mu_;
-  Config config_;
-  std::vector<std::string> calls_;
-  std::unique_ptr<grpc::Server> server_;
-};
-
-// The driver's registrar, as kubelet sees it: GetInfo names the driver and its socket.
-class FakeRegistrar final : public pluginregistration::Registration::Service {
- public:
-  FakeRegistrar(const std::string& socket, std::string endpoint) : endpoint_(std::move(endpoint)) {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
-    builder.RegisterService(this);
-    server_ = builder.BuildAndStart();
-  }
-  ~FakeRegistrar() override { server_->Shutdown(std::chrono::system_clock::now()); }
-  grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
-                       pluginregistration::PluginInfo* info) override {
-    info->set_type("CSIPlugin");
-    info->set_name(kDriver);
-    info->set_endpoint(endpoint_);
-    info->add_supported_versions("1.0.0");
-    return grpc::Status::OK;
-  }
-  grpc::Status NotifyRegistrationStatus(grpc::ServerContext*,
-                                        const pluginregistration::RegistrationStatus*,
-                                        pluginregistration::RegistrationStatusResponse*) override {
-    return grpc::Status::OK;
-  }
-
- private:
-  const std::string endpoint_;
-  std::unique_ptr<grpc::Server> server_;
-};
-
-// A pod with one volume, `volume` (YAML of one item of spec.volumes).
-std::string PodYaml(const std::string& name, const std::string& uid, const std::string& volume,
-                    const std::string& extra_spec = "") {
-  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name,
-                      ", namespace: shop, uid: ", uid, "}\nspec:\n", extra_spec,
-                      "  volumes:\n  - ", volume, "\n");
-}
-
-constexpr char kClaimVolume[] = "{name: data, persistentVolumeClaim: {claimName: data}}";
-
-// The claim "data" bound to PV pv-1 (handle vol-1, ext4), with `pv_spec` added to the PV's spec.
-std::string ClaimAndVolume(const std::string& access_modes = "[ReadWriteOnce]",
-                           const std::string& csi_extra = "") {
-  return absl::StrCat(R"(apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: data, namespace: shop}
-spec: {volumeName: pv-1}
----
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: pv-1}
-spec:
-  accessModes: )", access_modes, R"(
-  mountOptions: [noatime]
-  csi:
-    driver: rec.csi.example.com
-    volumeHandle: vol-1
-    fsType: ext4
-    volumeAttributes: {tier: gold}
-)", csi_extra);
-}
-
-std::string CsiDriverYaml(const std::string& spec) {
-  return absl::StrCat("apiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: ", kDriver,
-                      "}\nspec: ", spec, "\n");
-}
-
-std::string AttachmentYaml(const std::string& status) {
-  return absl::StrCat("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: ",
-                      kVol1Attachment, "}\nspec: {attacher: ", kDriver,
-                      ", nodeName: node-1, source: {persistentVolumeName: pv-1}}\nstatus: ",
-                      status, "\n");
-}
-
-class KubeletSequenceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const std::string& d : {reg_, root_, objects_}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
-    registrar_ = std::make_unique<FakeRegistrar>(reg_ + "/rec-reg.sock", dir_.Join("csi.sock"));
-  }
-
-  // Writes the pod and the objects; the objects directory is emptied first.
-  void Objects(const std::map<std::string, std::string>& files) {
-    for (const std::string& name : ::ndr::testing::DirEntries(objects_)) {
-      unlink((objects_ + "/" + name).c_str());
-    }
-    for (const auto& [name, text] : files) ASSERT_TRUE(WriteFile(objects_ + "/" + name, text));
-  }
-
-  // Runs `command` for `pod` (YAML); returns the exit code, fills `output`.
-  int Run(const std::string& command, const std::string& pod, std::string* output) {
-    const std::string pod_file = dir_.Join(absl::StrCat("pod", runs_, ".yaml"));
-    EXPECT_TRUE(WriteFile(pod_file, pod));
-    std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"), command,
-                                     "--pod=" + pod_file, "--plugin-registry-dir=" + reg_,
-                                     "--root-dir=" + root_, "--node-name=node-1",
-                                     "--get-info-timeout=60s", "--notify-timeout=60s"};
-    if (command == "publish") {
-      argv.push_back("--objects=" + objects_);
-      argv.push_back(absl::StrCat("--allowed-inline-drivers=", kDriver));
-    }
-    Subprocess run(argv, dir_.Join(absl::StrCat("run", runs_++, ".log")));
-    const std::optional<int> code = run.Wait();
-    *output = run.Log();
-    return code.value_or(-1);
-  }
-
-  // Every path under the root, relative, directories with a trailing '/', files with " = " and
-  // their contents.
-  std::vector<std::string> Files() {
-    static std::vector<std::string>* found;
-    static const std::string* root;
-    std::vector<std::string> files;
-    found = &files;
-    root = &root_;
-    nftw(
-        root_.c_str(),
-        [](const char* path, const struct stat* st, int, struct FTW*) {
-          std::string relative = std::string(path).substr(std::min(root->size() + 1, strlen(path)));
-          if (relative.empty()) return 0;
-          if (S_ISDIR(st->st_mode)) {
-            found->push_back(relative + "/");
-          } else {
-            std::string contents;
-            ReadFile(path, &contents);
-            found->push_back(relative + " = " + contents);
-          }
-          return 0;
-        },
-        16, FTW_PHYS);
-    std::sort(files.begin(), files.end());
-    return files;
-  }
-
-  TempDir dir_{"seq"};
-  const std::string reg_ = dir_.Join("reg"), root_ = dir_.Join("root");
-  const std::string objects_ = dir_.Join("objects");
-  RecordingDriver driver_{dir_.Join("csi.sock"), root_};
-  std::unique_ptr<FakeRegistrar> registrar_;
-  int runs_ = 0;
-};
 
 // The files of a persistent volume pv-1 published for pod uid-a, staged or not.
 const std::vector<std::string>& PublishedPvFiles() {

@@ -15,6 +15,7 @@
 #include "gflags/gflags.h"
 #include "logging/logging.h"
 #include "absl/strings/str_split.h"
+#include "hostutil/mount.h"
 #include "kubeletclient/probe.h"
 #include "kubeletclient/publish.h"
 #include "kubeletclient/watch.h"
@@ -32,6 +33,17 @@ DEFINE_string(root_dir, "/var/lib/kubelet", "publish, unpublish: kubelet's root 
 DEFINE_string(allowed_inline_drivers, "",
               "publish: drivers whose inline (ephemeral) volumes this node allows, "
               "comma-separated; empty allows none.");
+DEFINE_string(feature_gates, "",
+              "publish, unpublish: kubelet's feature gates that change what is sent, "
+              "Name=bool,... (ReadWriteOncePod=true, SELinuxMountReadWriteOncePod=true, "
+              "CSIVolumeHealth=false by default, as in a current kubelet).");
+DEFINE_string(host_selinux, "auto",
+              "publish: whether this node has SELinux, for SELinux mount labels: true, false, or "
+              "auto (what this machine says).");
+DEFINE_string(block_host_ops, "auto",
+              "publish, unpublish: the bind mounts and loop devices kubelet makes for raw block "
+              "volumes: auto (made when running as root on the host, as kubelet runs; skipped "
+              "otherwise, and the report says so) or skip (never made).");
 DEFINE_string(get_info_timeout, "1s",
               "Deadline of GetInfo (kubelet: 1s) and of GetCSIDriverInfo, the other call on the "
               "registration socket.");
@@ -44,7 +56,8 @@ constexpr char kUsage[] =
     "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME]\n"
     "  kubeletclient probe --registration-socket=SOCKET\n"
     "  kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
-    "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b]\n"
+    "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b] [--feature-gates=A=true,...] "
+    "[--host-selinux=auto|true|false] [--block-host-ops=auto|skip]\n"
     "  kubeletclient unpublish --pod=FILE --root-dir=DIR --plugin-registry-dir=DIR";
 
 int Fail(const std::string& message) {
@@ -105,6 +118,21 @@ int main(int argc, char** argv) {
     for (absl::string_view d : absl::StrSplit(FLAGS_allowed_inline_drivers, ',',
                                               absl::SkipWhitespace())) {
       publish.node.allowed_inline_drivers.emplace(d);
+    }
+    absl::StatusOr<ndr::kubelet::FeatureGates> gates =
+        ndr::kubelet::ParseFeatureGates(FLAGS_feature_gates);
+    if (!gates.ok()) return Fail("--feature-gates: " + std::string(gates.status().message()));
+    publish.node.feature_gates = *gates;
+    absl::StatusOr<ndr::kubelet::SeLinuxHost> selinux =
+        ndr::kubelet::ResolveHostSeLinux(FLAGS_host_selinux);
+    if (!selinux.ok()) return Fail(std::string(selinux.status().message()));
+    publish.node.selinux = *selinux;
+    if (FLAGS_block_host_ops == "auto") {
+      publish.node.change_host = ndr::hostutil::CanChangeHost(&publish.node.host_skip_reason);
+    } else if (FLAGS_block_host_ops == "skip") {
+      publish.node.host_skip_reason = "--block-host-ops=skip";
+    } else {
+      return Fail("--block-host-ops: \"" + FLAGS_block_host_ops + "\" is not auto or skip");
     }
     publish.handshake = handshake;
     publish.csi = csi;

@@ -44,14 +44,57 @@ std::string Refusal(const Pod& pod, const absl::Status& status, const char* noth
                       nothing_done);
 }
 
-// The calls and notes of one volume, for the output document.
+// The calls, host steps and notes of one volume, for the output document.
 void Report(const VolumeOutcome& volume, json* entry) {
   json calls = json::array();
   for (const SentCall& call : volume.calls) {
     calls.push_back({{"method", call.method}, {"request", json::parse(call.request_json)}});
   }
   (*entry)["calls"] = calls;
+  if (!volume.host_steps.empty()) {
+    json steps = json::array();
+    for (const HostStep& step : volume.host_steps) {
+      json item = {{"operation", step.operation}, {"path", step.path}};
+      if (!step.detail.empty()) item["detail"] = step.detail;
+      item["result"] = step.result;
+      steps.push_back(item);
+    }
+    (*entry)["hostOperations"] = steps;
+  }
   if (!volume.notes.empty()) (*entry)["notes"] = volume.notes;
+}
+
+// What the command knows of a CSI volume before it sends anything.
+json Describe(const VolumePlan& plan) {
+  json entry = {{"volume", plan.pod_volume},
+                {"driver", plan.driver},
+                {"endpoint", plan.endpoint},
+                {"mode", plan.mode},
+                {"volumeMode", plan.block.has_value() ? "Block" : "Filesystem"}};
+  if (!plan.claim.empty()) {
+    entry["claim"] = plan.claim;
+    entry["persistentVolume"] = plan.spec_name;
+  }
+  if (plan.block.has_value()) {
+    entry["volDataFile"] = plan.block->vol_data;
+    entry["publishPath"] = plan.block->publish;
+    entry["podDevice"] = plan.block->pod_map;
+  } else {
+    entry["volDataFile"] = plan.paths.vol_data;
+  }
+  return entry;
+}
+
+// The node's settings that change what is sent or done, for the output document.
+json Node(const NodeOptions& node) {
+  return json{{"name", node.node_name},
+              {"featureGates", FeatureGatesString(node.feature_gates)},
+              {"seLinux", absl::StrCat(node.selinux.enabled ? "enabled" : "disabled", " (",
+                                       node.selinux.source, ")")},
+              {"blockDeviceMapping",
+               node.change_host ? "bind mounts and loop devices are made, as kubelet makes them"
+                                : absl::StrCat("bind mounts and loop devices are skipped: ",
+                                               node.host_skip_reason)}};
 }
 
 }  // namespace
@@ -78,40 +121,50 @@ CommandOutcome RunPublish(const PublishCommand& command) {
     return outcome;
   }
   json out = Head(*pod, *std::move(registrations));
-  // Every volume is checked, its attachment too, before any is published: an invalid pod
-  // publishes nothing.
-  absl::StatusOr<std::vector<VolumePlan>> plans =
-      PlanVolumes(*pod, objects, registry.All(), command.node);
-  if (plans.ok()) {
-    if (absl::Status s = WaitForAttachments(objects, command.node.node_name, &*plans); !s.ok()) {
-      plans = s;
-    }
-  }
-  if (!plans.ok()) {
-    outcome.error = Refusal(*pod, plans.status(), "nothing was published");
-    out["error"] = outcome.error;
-    outcome.json = out.dump(2) + "\n";
-    return outcome;
-  }
+  out["node"] = Node(command.node);
+  // Every volume is checked, against the node's state and its attachment too, before any is
+  // published: a pod with a volume that cannot be published publishes nothing.
+  PodPlan plan = PlanVolumes(*pod, objects, registry.All(), command.node);
+  CheckNodeState(command.node, &plan);
+  WaitForAttachments(objects, command.node.node_name, &plan);
+  const absl::Status refused = plan.FirstError();
   json volumes = json::array();
-  outcome.ok = true;
-  for (const VolumePlan& plan : *plans) {
-    VolumeOutcome published = PublishVolume(plan, objects, pod->ns, command.node);
-    outcome.ok = outcome.ok && published.status.ok();
-    json entry = {{"volume", plan.pod_volume},
-                  {"driver", plan.driver},
-                  {"endpoint", plan.endpoint},
-                  {"mode", plan.mode},
-                  {"volDataFile", plan.paths.vol_data}};
-    Report(published, &entry);
-    entry["result"] = published.status.ok() ? "published" : std::string(published.status.message());
-    if (!published.status.ok()) {
+  outcome.ok = refused.ok();
+  for (PlannedVolume& volume : plan.volumes) {
+    if (!volume.skipped.empty()) {
+      volumes.push_back({{"volume", volume.name}, {"skipped", volume.skipped}});
+      continue;
+    }
+    json entry = volume.plan.has_value() ? Describe(*volume.plan) : json{{"volume", volume.name}};
+    if (volume.plan.has_value() && !volume.plan->notes.empty()) entry["notes"] = volume.plan->notes;
+    if (!volume.status.ok()) {
+      entry["result"] = absl::StrCat("not published: ", volume.status.message());
       outcome.volume_errors.push_back(
-          absl::StrCat("volume \"", plan.pod_volume, "\": ", published.status.message()));
+          absl::StrCat("volume \"", volume.name, "\": ", volume.status.message()));
+    } else if (!refused.ok()) {
+      entry["result"] = "not published: another volume of the pod cannot be published";
+    } else {
+      VolumeOutcome published = PublishVolume(*volume.plan, objects, pod->ns, command.node);
+      outcome.ok = outcome.ok && published.status.ok();
+      VolumeOutcome report = published;
+      report.notes.insert(report.notes.begin(), volume.plan->notes.begin(),
+                          volume.plan->notes.end());
+      Report(report, &entry);
+      entry["result"] =
+          published.status.ok() ? "published" : std::string(published.status.message());
+      if (!published.status.ok()) {
+        outcome.volume_errors.push_back(
+            absl::StrCat("volume \"", volume.name, "\": ", published.status.message()));
+      }
     }
     volumes.push_back(entry);
   }
   out["volumes"] = volumes;
+  if (!refused.ok()) {
+    outcome.error = Refusal(*pod, refused, "nothing was published");
+    outcome.volume_errors.clear();  // the refusal says it
+    out["error"] = outcome.error;
+  }
   outcome.json = out.dump(2) + "\n";
   return outcome;
 }
@@ -138,18 +191,22 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
     return outcome;
   }
   json out = Head(*pod, *std::move(registrations));
+  out["node"] = Node(command.node);
   json volumes = json::array();
   outcome.ok = true;
   for (const UnpublishPlan& plan : *plans) {
     VolumeOutcome unpublished = UnpublishVolume(plan, registry.All(), command.node);
     outcome.ok = outcome.ok && unpublished.status.ok();
-    json entry = {{"volumeDir", plan.paths.dir}};
+    json entry = plan.block.has_value()
+                     ? json{{"volumeDevice", plan.block->pod_map}, {"volumeMode", "Block"}}
+                     : json{{"volumeDir", plan.paths.dir}, {"volumeMode", "Filesystem"}};
     Report(unpublished, &entry);
     entry["result"] =
         unpublished.status.ok() ? "unpublished" : std::string(unpublished.status.message());
     if (!unpublished.status.ok()) {
       outcome.volume_errors.push_back(
-          absl::StrCat(plan.paths.dir, ": ", unpublished.status.message()));
+          absl::StrCat(plan.block.has_value() ? plan.block->pod_map : plan.paths.dir, ": ",
+                       unpublished.status.message()));
     }
     volumes.push_back(entry);
   }

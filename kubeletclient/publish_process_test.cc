@@ -64,7 +64,10 @@ metadata:
   uid: d5b7a2a8-1c2e-4f5b-9b1a-3f0c2e1d4a55
 spec:
   serviceAccountName: web-sa
-  containers: [{name: c, image: busybox}]
+  containers:
+  - name: c
+    image: busybox
+    volumeMounts: [{name: inline-vol, mountPath: /info}]
   volumes:
   - name: inline-vol
     csi:
@@ -313,6 +316,7 @@ TEST_F(PublishTest, PersistentVolumeThroughItsClaim) {
 kind: Pod
 metadata: {name: db-0, namespace: shop, uid: uid-db}
 spec:
+  containers: [{name: db, image: postgres, volumeMounts: [{name: data, mountPath: /data}]}]
   volumes:
   - name: data
     persistentVolumeClaim: {claimName: data-db-0}
@@ -321,11 +325,13 @@ spec:
 kind: PersistentVolumeClaim
 metadata: {name: data-db-0, namespace: shop}
 spec: {volumeName: pv-42}
+status: {phase: Bound}
 ---
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: pv-42}
 spec:
+  claimRef: {namespace: shop, name: data-db-0}
   accessModes: [ReadWriteOnce]
   csi:
     driver: sample.csi.example.com
@@ -366,6 +372,7 @@ TEST_F(PublishTest, HostileObjectsAreRefusedBeforeAnythingHappens) {
 kind: Pod
 metadata: {name: db-0, namespace: shop, uid: uid-db}
 spec:
+  containers: [{name: db, image: postgres, volumeMounts: [{name: data, mountPath: /data}]}]
   volumes:
   - name: data
     persistentVolumeClaim: {claimName: data-db-0}
@@ -376,11 +383,13 @@ spec:
 kind: PersistentVolumeClaim
 metadata: {name: data-db-0, namespace: shop}
 spec: {volumeName: ")", name, R"("}
+status: {phase: Bound}
 ---
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: ")", name, R"("}
 spec:
+  claimRef: {namespace: shop, name: data-db-0}
   accessModes: [ReadWriteOnce]
   csi: {driver: sample.csi.example.com, volumeHandle: ")", handle, R"("}
 )")));
@@ -394,8 +403,9 @@ spec:
        {"pod.yaml: Pod shop/web-0: metadata.uid: Invalid value: \"" + up + target +
         "\": may not contain '/'"}},
       {"volume name climbing out", [&] { pod_with("name: inline-vol", "name: " + up + target); },
-       {"pod.yaml: Pod shop/web-0: spec.volumes[0].name: Invalid value: \"" + up + target,
-        "a lowercase RFC 1123 label must consist of"}},
+       {"pod.yaml: Pod shop/web-0: [spec.volumes[0].name: Invalid value: \"" + up + target,
+        "a lowercase RFC 1123 label must consist of",
+        "spec.containers[0].volumeMounts[0].name: Not found: \"" + up + target}},
       {"PV name climbing out", [&] { pv_named(up + target, "vol-1"); },
        {"pv.yaml: PersistentVolume " + up + target + ": metadata.name: Invalid value: \"" + up +
         target,

@@ -14,7 +14,9 @@ absl::Status WaitForAttach(const ObjectSet& objects, const std::string& node_nam
   if (!plan->attach_required) return absl::OkStatus();
   const std::string name = AttachmentName(plan->handle, plan->driver, node_name);
   auto fail = [&](const std::string& why) {
-    return OperationFailed("MountVolume.WaitForAttach", plan->spec_name,
+    return OperationFailed(
+        plan->block.has_value() ? "MapVolume.WaitForAttach" : "MountVolume.WaitForAttach",
+        plan->spec_name,
                   absl::FailedPreconditionError(why));
   };
   auto it = objects.attachments.find(name);
@@ -62,9 +64,9 @@ absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const
     secrets = *std::move(data);
   }
   if (absl::Status s = MakeDirs(device.globalmount, 0750); !s.ok()) return failed(s);
-  absl::Status status =
-      SaveVolData(device.vol_data, {{kVolDataDriverName, plan.driver},
-                                    {kVolDataVolumeHandle, plan.handle}});
+  VolData data = {{kVolDataDriverName, plan.driver}, {kVolDataVolumeHandle, plan.handle}};
+  if (!plan.selinux_label.empty()) data[kVolDataSeLinuxMountContext] = plan.selinux_label;
+  absl::Status status = SaveVolData(device.vol_data, data);
   if (status.ok() && !*stage) {
     // "STAGE_UNSTAGE_VOLUME capability not set. Skipping MountDevice..." The directory and its
     // vol_data.json stay: UnmountDevice reads them.

@@ -1,13 +1,17 @@
 #include "kubeletclient/csi/publisher.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "kubeletclient/csi/csi_attacher.h"
+#include "kubeletclient/csi/csi_block.h"
 #include "kubeletclient/csi/csi_mounter.h"
 #include "kubeletclient/csi/operation_error.h"
+#include "kubeletclient/objects/object_validation.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -25,12 +29,13 @@ std::vector<std::string> Entries(const std::string& dir) {
   return names;
 }
 
-}  // namespace
-
-bool UsedByOtherPods(const std::string& root_dir, const std::string& driver,
-                     const std::string& handle, const std::string& except_pod_uid) {
+// The vol_data.json of the first pod other than `except_pod_uid` that has a persistent
+// filesystem volume of `driver` with `handle`.
+std::optional<VolData> OtherPodsVolData(const std::string& root_dir, const std::string& driver,
+                                        const std::string& handle,
+                                        const std::string& except_pod_uid) {
   absl::StatusOr<std::string> pods = PathUnderRoot(root_dir, {"pods"});
-  if (!pods.ok()) return false;
+  if (!pods.ok()) return std::nullopt;
   for (const std::string& uid : Entries(*pods)) {
     if (uid == except_pod_uid) continue;
     absl::StatusOr<std::string> volumes = PodCsiVolumesDir(root_dir, uid);
@@ -42,25 +47,170 @@ bool UsedByOtherPods(const std::string& root_dir, const std::string& driver,
       absl::StatusOr<VolumeRef> ref = LoadVolumeRef(paths->vol_data);
       if (ref.ok() && ref->driver == driver && ref->handle == handle &&
           ref->data[kVolDataLifecycleMode] == "Persistent") {
-        return true;
+        return ref->data;
       }
     }
   }
-  return false;
+  return std::nullopt;
 }
 
-absl::Status WaitForAttachments(const ObjectSet& objects, const std::string& node_name,
-                                std::vector<VolumePlan>* plans) {
-  for (VolumePlan& plan : *plans) {
-    if (absl::Status s = WaitForAttach(objects, node_name, &plan); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("volume \"", plan.pod_volume, "\": ", s.message()));
-    }
+// Whether another pod on the node uses the volume of `plan` (ActualStateOfWorld
+// IsVolumeMountedElsewhere, and GetDeviceMountState for the device).
+bool InUseElsewhere(const VolumePlan& plan, const NodeOptions& options) {
+  if (plan.block.has_value()) return MappedByOtherPods(options.root_dir, plan.spec_name, plan.pod_uid);
+  return UsedByOtherPods(options.root_dir, plan.driver, plan.handle, plan.pod_uid);
+}
+
+// GenerateUnmapDeviceFunc once the pod's mapping is gone: no pod may still hold a bind mount of
+// the device, then TearDownDevice and RemoveMapPath.
+absl::Status UnmapBlockDevice(const BlockPaths& paths, const std::string& handle,
+                              const std::string& spec_name, CsiNodeClient* client,
+                              VolumePathHandler* handler, std::vector<std::string>* notes) {
+  absl::StatusOr<std::vector<std::string>> refs = handler->GetDeviceBindMountRefs(paths.global_map);
+  if (!refs.ok() && !absl::IsNotFound(refs.status())) {  // not found: SetUpDevice never finished
+    return OperationFailed("UnmapDevice.GetDeviceBindMountRefs check", spec_name, refs.status());
+  }
+  if (refs.ok() && !refs->empty()) {
+    return OperationFailed(
+        "UnmapDevice", spec_name,
+        absl::FailedPreconditionError(absl::StrCat("the device \"", paths.global_map,
+                                                   "\" is still referenced from other Pods [",
+                                                   absl::StrJoin(*refs, " "), "]")));
+  }
+  if (absl::Status s = TearDownDevice(paths, handle, spec_name, client, notes); !s.ok()) return s;
+  if (absl::Status s = handler->RemoveMapPath(paths.global_map); !s.ok()) {
+    return OperationFailed("UnmapDevice.RemoveMapPath", spec_name, s);
   }
   return absl::OkStatus();
 }
 
+// GenerateUnmapVolumeFunc, then GenerateUnmapDeviceFunc if no other pod maps the volume.
+absl::Status UnmapBlockVolumeOfPod(const BlockPaths& paths, const std::string& pod_uid,
+                                   const std::string& handle, const std::string& spec_name,
+                                   const NodeOptions& options, CsiNodeClient* client,
+                                   VolumePathHandler* handler, std::vector<std::string>* notes) {
+  if (absl::Status s = UnmapBlockVolume(handler, paths.global_map, paths.pod_map_dir, spec_name,
+                                        pod_uid);
+      !s.ok()) {
+    return OperationFailed("UnmapVolume.UnmapBlockVolume", spec_name, s);
+  }
+  if (absl::Status s = UnmapPodDevice(paths, handle, spec_name, client); !s.ok()) return s;
+  if (MappedByOtherPods(options.root_dir, spec_name, pod_uid)) {
+    notes->push_back("UnmapDevice skipped: another pod on this node maps the volume");
+    return absl::OkStatus();
+  }
+  return UnmapBlockDevice(paths, handle, spec_name, client, handler, notes);
+}
+
+VolumeOutcome PublishBlockVolume(const VolumePlan& plan, const ObjectSet& objects,
+                                 const std::string& pod_ns, const NodeOptions& options) {
+  VolumeOutcome outcome;
+  CsiNodeClient client(plan.endpoint, options.timeout, &outcome.calls);
+  VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps);
+  const BlockPaths& paths = *plan.block;
+  outcome.status = SaveBlockVolumeData(plan);
+  if (!outcome.status.ok()) return outcome;
+  bool set_up_here = false;
+  if (MappedByOtherPods(options.root_dir, plan.spec_name, plan.pod_uid)) {
+    // GetDeviceMountState: the device is globally mounted already.
+    outcome.notes.push_back("SetUpDevice skipped: another pod on this node maps the volume");
+  } else {
+    outcome.status = SetUpDevice(plan, objects, pod_ns, &client);
+    if (!outcome.status.ok()) return outcome;
+    set_up_here = true;
+  }
+  outcome.status = MapPodDevice(plan, &client);
+  if (!outcome.status.ok()) {
+    if (set_up_here && IsFinalError(outcome.status) &&
+        !MappedByOtherPods(options.root_dir, plan.spec_name, plan.pod_uid)) {
+      // What kubelet's retries end in once the pod is gone: no device set up for nobody.
+      absl::Status undone =
+          UnmapBlockDevice(paths, plan.handle, plan.spec_name, &client, &handler, &outcome.notes);
+      outcome.notes.push_back(undone.ok() ? "UnmapDevice: the device was torn down again, as no "
+                                            "pod maps it"
+                                          : absl::StrCat("UnmapDevice: ", undone.message()));
+    }
+    return outcome;
+  }
+  // The volume is published from here on; if it cannot be mapped into the pod, it is unmapped
+  // again, as kubelet does when the pod goes away.
+  absl::StatusOr<std::string> device = EvalHostSymlinks(paths.publish);
+  if (!device.ok()) {
+    outcome.status = OperationFailed("MapVolume.EvalHostSymlinks", plan.spec_name, device.status());
+  } else if (absl::Status s = MapBlockVolume(&handler, *device, paths.global_map,
+                                             paths.pod_map_dir, plan.spec_name, plan.pod_uid);
+             !s.ok()) {
+    outcome.status = OperationFailed("MapVolume.MapBlockVolume", plan.spec_name, s);
+  }
+  if (!outcome.status.ok()) {
+    absl::Status undone = UnmapBlockVolumeOfPod(paths, plan.pod_uid, plan.handle, plan.spec_name,
+                                                options, &client, &handler, &outcome.notes);
+    outcome.notes.push_back(undone.ok() ? "the volume was unmapped and unpublished again"
+                                        : absl::StrCat("unmapping it again: ", undone.message()));
+  }
+  return outcome;
+}
+
+}  // namespace
+
+bool UsedByOtherPods(const std::string& root_dir, const std::string& driver,
+                     const std::string& handle, const std::string& except_pod_uid) {
+  return OtherPodsVolData(root_dir, driver, handle, except_pod_uid).has_value();
+}
+
+bool MappedByOtherPods(const std::string& root_dir, const std::string& spec_name,
+                       const std::string& except_pod_uid) {
+  absl::StatusOr<std::string> pods = PathUnderRoot(root_dir, {"pods"});
+  if (!pods.ok()) return false;
+  for (const std::string& uid : Entries(*pods)) {
+    if (uid == except_pod_uid) continue;
+    absl::StatusOr<std::string> entry = PathUnderRoot(
+        root_dir, {"pods", uid, "volumeDevices", "kubernetes.io~csi", spec_name}, false);
+    struct stat st;
+    if (entry.ok() && lstat(entry->c_str(), &st) == 0) return true;
+  }
+  return false;
+}
+
+void CheckNodeState(const NodeOptions& options, PodPlan* pod_plan) {
+  for (PlannedVolume& volume : pod_plan->volumes) {
+    if (!volume.status.ok() || !volume.plan.has_value()) continue;
+    const VolumePlan& plan = *volume.plan;
+    if (plan.selinux_conflict_is_error && !plan.block.has_value()) {
+      std::optional<VolData> other =
+          OtherPodsVolData(options.root_dir, plan.driver, plan.handle, plan.pod_uid);
+      if (other.has_value()) {
+        const std::string theirs = (*other)[kVolDataSeLinuxMountContext];
+        if (theirs != plan.selinux_label) {
+          volume.status = absl::FailedPreconditionError(absl::StrCat(
+              "conflicting SELinux labels of volume ", plan.spec_name, ": ", GoQuote(theirs),
+              " and ", GoQuote(plan.selinux_label), " (another pod on this node uses it)"));
+          continue;
+        }
+      }
+    }
+    // operation_generator.go: "Enforce ReadWriteOncePod access mode if it is the only one".
+    if (options.feature_gates.read_write_once_pod && plan.access_modes.size() == 1 &&
+        plan.access_modes[0] == "ReadWriteOncePod" && InUseElsewhere(plan, options)) {
+      volume.status = OperationFailed(
+          plan.block.has_value() ? "MapVolume.SetUpDevice" : "MountVolume.SetUp", plan.spec_name,
+          absl::FailedPreconditionError(
+              "volume uses the ReadWriteOncePod access mode and is already in use by another pod"));
+    }
+  }
+}
+
+void WaitForAttachments(const ObjectSet& objects, const std::string& node_name,
+                        PodPlan* pod_plan) {
+  for (PlannedVolume& volume : pod_plan->volumes) {
+    if (!volume.status.ok() || !volume.plan.has_value()) continue;
+    volume.status = WaitForAttach(objects, node_name, &*volume.plan);
+  }
+}
+
 VolumeOutcome PublishVolume(const VolumePlan& plan, const ObjectSet& objects,
                             const std::string& pod_ns, const NodeOptions& options) {
+  if (plan.block.has_value()) return PublishBlockVolume(plan, objects, pod_ns, options);
   VolumeOutcome outcome;
   CsiNodeClient client(plan.endpoint, options.timeout, &outcome.calls);
   bool staged_here = false;
@@ -94,6 +244,7 @@ absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root
   for (const std::string& name : Entries(*dir)) {
     UnpublishPlan plan;
     plan.pod_uid = pod_uid;
+    plan.spec_name = name;
     absl::StatusOr<PodVolumePaths> paths = PodVolumePathsFor(root_dir, pod_uid, name);
     if (!paths.ok()) return paths.status();
     plan.paths = *std::move(paths);
@@ -102,6 +253,28 @@ absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root
       return absl::Status(ref.status().code(),
                           absl::StrCat("unmounter failed to load volume data file [",
                                        plan.paths.mount, "]: ", ref.status().message()));
+    }
+    plan.volume = *std::move(ref);
+    plans.push_back(std::move(plan));
+  }
+  // reconstruct_common.go getVolumesFromPodDir: a pod's block volumes are its entries in
+  // volumeDevices/kubernetes.io~csi, named after their PVs; NewBlockVolumeUnmapper reads the
+  // volume's data/vol_data.json.
+  absl::StatusOr<std::string> devices = PodCsiVolumeDevicesDir(root_dir, pod_uid);
+  if (!devices.ok()) return devices.status();
+  for (const std::string& name : Entries(*devices)) {
+    UnpublishPlan plan;
+    plan.pod_uid = pod_uid;
+    plan.spec_name = name;
+    absl::StatusOr<BlockPaths> paths = BlockPathsFor(root_dir, pod_uid, name);
+    if (!paths.ok()) return paths.status();
+    plan.block = *std::move(paths);
+    absl::StatusOr<VolumeRef> ref = LoadVolumeRef(plan.block->vol_data);
+    if (!ref.ok()) {
+      return absl::Status(ref.status().code(),
+                          absl::StrCat("kubernetes.io/csi: unmapper failed to load volume data "
+                                       "file [",
+                                       plan.block->data_dir, "]: ", ref.status().message()));
     }
     plan.volume = *std::move(ref);
     plans.push_back(std::move(plan));
@@ -121,7 +294,16 @@ VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::S
   }
   CsiNodeClient client(registered->second.endpoint, options.timeout, &outcome.calls);
   auto spec_name = volume.data.find(kVolDataSpecVolId);
-  const std::string name = spec_name == volume.data.end() ? plan.paths.dir : spec_name->second;
+  const std::string name =
+      spec_name == volume.data.end() ? plan.spec_name : spec_name->second;
+  if (plan.block.has_value()) {
+    // The PV's name is the entry's (checked by BlockPathsFor): it names the link and the paths.
+    VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps);
+    outcome.status = UnmapBlockVolumeOfPod(*plan.block, plan.pod_uid, volume.handle,
+                                           plan.spec_name, options, &client, &handler,
+                                           &outcome.notes);
+    return outcome;
+  }
   outcome.status = TearDown(plan.paths, volume, name, &client);
   if (!outcome.status.ok()) return outcome;
   auto mode = volume.data.find(kVolDataLifecycleMode);

@@ -1,23 +1,33 @@
 // A pod's CSI volumes set up and torn down in kubelet's order, as its operation generator drives
 // the CSI volume plugin (pkg/volume/util/operationexecutor/operation_generator.go):
 //
-//   publish:   WaitForAttach -> MountDevice (persistent volumes) -> SetUp
-//   unpublish: TearDown -> UnmountDevice (when no other pod on the node uses the volume)
+//   filesystem volumes (GenerateMountVolumeFunc, GenerateUnmountVolumeFunc,
+//   GenerateUnmountDeviceFunc):
+//     publish:   WaitForAttach -> MountDevice (persistent volumes) -> SetUp
+//     unpublish: TearDown -> UnmountDevice (when no other pod on the node uses the volume)
+//   raw block volumes (GenerateMapVolumeFunc, GenerateUnmapVolumeFunc, GenerateUnmapDeviceFunc):
+//     publish:   NewBlockVolumeMapper -> WaitForAttach -> SetUpDevice (unless another pod maps
+//                the volume) -> MapPodDevice -> EvalHostSymlinks -> MapBlockVolume
+//     unpublish: UnmapBlockVolume -> UnmapPodDevice -> TearDownDevice and RemoveMapPath (when no
+//                other pod on the node maps the volume)
 //
 // kubelet keeps what it has mounted in memory and finds it again on disk after a restart;
 // kubeletclient, which runs once per command, keeps nothing but what kubelet writes to disk, and
-// reads it back: every pod's vol_data.json under <root>/pods says which pod uses which volume,
-// and a device directory's vol_data.json says what is staged. So separate commands (publish pod
-// A, publish pod B, unpublish A, unpublish B) do what one kubelet would: the device is staged
-// once, for the first pod, and unstaged once, after the last.
+// reads it back: every pod's vol_data.json under <root>/pods says which pod uses which
+// filesystem volume, its volumeDevices entries which block volumes it maps, and a device
+// directory's vol_data.json what is staged. So separate commands (publish pod A, publish pod B,
+// unpublish A, unpublish B) do what one kubelet would: the device is staged once, for the first
+// pod, and unstaged once, after the last.
 //
 // Where kubeletclient differs because it runs once: kubelet retries a failed SetUp and, when the
 // pod goes away, unmounts the device it staged; kubeletclient does that at once, so a publish
-// that fails for good leaves no device staged that no pod uses. Errors that leave the driver's
-// state uncertain (operation_error.h IsFinalError) leave files in place, as kubelet does.
+// that fails for good leaves no device staged that no pod uses, and a block volume that was
+// published but could not be mapped is unmapped again. Errors that leave the driver's state
+// uncertain (operation_error.h IsFinalError) leave files in place, as kubelet does.
 #ifndef NDR_KUBELETCLIENT_CSI_PUBLISHER_H_
 #define NDR_KUBELETCLIENT_CSI_PUBLISHER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,45 +38,67 @@
 #include "kubeletclient/csi/volume_paths.h"
 #include "kubeletclient/csi/volume_plan.h"
 #include "kubeletclient/objects/k8s_objects.h"
+#include "kubeletclient/volumeutil/volume_path_handler.h"
 
 namespace ndr::kubelet {
 
-// What happened to one volume: every call sent to its driver, in order, and the result.
+// What happened to one volume: every call sent to its driver, in order, every step on the host,
+// and the result.
 struct VolumeOutcome {
   std::vector<SentCall> calls;
-  std::vector<std::string> notes;  // what was done or skipped, and why
+  std::vector<HostStep> host_steps;  // block volumes: bind mounts, links, loop devices
+  std::vector<std::string> notes;    // what was done or skipped, and why
   absl::Status status;
 };
 
-// WaitForAttach for every plan that needs it: all are checked before anything is sent.
-absl::Status WaitForAttachments(const ObjectSet& objects, const std::string& node_name,
-                                std::vector<VolumePlan>* plans);
+// What kubelet checks against the node's state before it mounts a volume, for every volume of the
+// plan that has no error yet: another pod's different SELinux label for the same volume
+// (desired_state_of_world.go AddPodToVolume, "conflicting SELinux labels"), and a
+// ReadWriteOncePod volume another pod on the node uses (operation_generator.go, with the
+// ReadWriteOncePod gate). Errors go to the volume's status.
+void CheckNodeState(const NodeOptions& options, PodPlan* plan);
 
-// MountDevice (unless another pod on this node uses the device already) and SetUp.
+// WaitForAttach for every volume of the plan that needs it and has no error yet: all are
+// checked before anything is sent. Errors go to the volume's status.
+void WaitForAttachments(const ObjectSet& objects, const std::string& node_name, PodPlan* plan);
+
+// MountDevice (unless another pod on this node uses the device already) and SetUp, or the block
+// sequence above.
 VolumeOutcome PublishVolume(const VolumePlan& plan, const ObjectSet& objects,
                             const std::string& pod_ns, const NodeOptions& options);
 
 // One volume of a pod to unpublish, as its vol_data.json records it.
 struct UnpublishPlan {
   std::string pod_uid;
-  PodVolumePaths paths;
-  VolumeRef volume;  // driver, handle, and the rest of vol_data.json
+  std::string spec_name;             // the directory's name: the PV, or the inline volume
+  PodVolumePaths paths;              // filesystem volumes
+  std::optional<BlockPaths> block;   // block volumes
+  VolumeRef volume;                  // driver, handle, and the rest of vol_data.json
 };
 
-// Reads and checks the vol_data.json of every CSI volume directory the pod has under
-// `root_dir` (hostile input: vol_data.h), before anything is sent. A directory without
-// vol_data.json is an error, as in kubelet.
+// Reads and checks the vol_data.json of every CSI volume the pod has under `root_dir`
+// (pods/<uid>/volumes/kubernetes.io~csi/* for filesystem volumes, then
+// pods/<uid>/volumeDevices/kubernetes.io~csi/* for block volumes, whose vol_data.json is
+// plugins/kubernetes.io/csi/volumeDevices/<pv>/data/vol_data.json), as hostile input
+// (vol_data.h), before anything is sent. A volume without vol_data.json is an error, as in
+// kubelet.
 absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root_dir,
                                                          const std::string& pod_uid);
 
-// TearDown, then UnmountDevice of a persistent volume no other pod on this node uses.
+// TearDown, then UnmountDevice of a persistent volume no other pod on this node uses; or the
+// block sequence above.
 VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                               const NodeOptions& options);
 
-// Whether a pod other than `except_pod_uid` has a persistent volume of `driver` with `handle`
-// (its vol_data.json under <root>/pods says so).
+// Whether a pod other than `except_pod_uid` has a persistent filesystem volume of `driver` with
+// `handle` (its vol_data.json under <root>/pods says so).
 bool UsedByOtherPods(const std::string& root_dir, const std::string& driver,
                      const std::string& handle, const std::string& except_pod_uid);
+
+// Whether a pod other than `except_pod_uid` maps the block volume of PV `spec_name` (it has
+// <root>/pods/<uid>/volumeDevices/kubernetes.io~csi/<spec_name>).
+bool MappedByOtherPods(const std::string& root_dir, const std::string& spec_name,
+                       const std::string& except_pod_uid);
 
 }  // namespace ndr::kubelet
 

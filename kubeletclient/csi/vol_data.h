@@ -24,6 +24,7 @@ inline constexpr char kVolDataDriverName[] = "driverName";
 inline constexpr char kVolDataNodeName[] = "nodeName";
 inline constexpr char kVolDataAttachmentId[] = "attachmentID";
 inline constexpr char kVolDataLifecycleMode[] = "volumeLifecycleMode";
+inline constexpr char kVolDataSeLinuxMountContext[] = "seLinuxMountContext";
 
 using VolData = std::map<std::string, std::string>;
 

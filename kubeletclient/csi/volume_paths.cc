@@ -71,7 +71,8 @@ std::string CleanPath(const std::string& path) {
 }
 
 absl::StatusOr<std::string> PathUnderRoot(const std::string& root,
-                                          const std::vector<std::string>& parts) {
+                                          const std::vector<std::string>& parts,
+                                          bool follow_leaf) {
   if (root.empty()) return absl::InvalidArgumentError("--root-dir is empty");
   std::string joined = root;
   for (const std::string& part : parts) {
@@ -91,7 +92,7 @@ absl::StatusOr<std::string> PathUnderRoot(const std::string& root,
   }
   // The deepest existing part of the path, if it is below the root, must resolve below the
   // root too: no symbolic link in the tree may lead out of it.
-  std::string existing = clean;
+  std::string existing = follow_leaf ? clean : Parent(clean);
   struct stat st;
   while (StrictlyInside(existing, clean_root) && lstat(existing.c_str(), &st) != 0) {
     existing = Parent(existing);
@@ -143,6 +144,70 @@ absl::StatusOr<DevicePaths> DevicePathsFor(const std::string& root, const std::s
                                   {&paths.vol_data, "vol_data.json"}});
       !s.ok()) {
     return s;
+  }
+  return paths;
+}
+
+absl::StatusOr<std::string> PodCsiVolumeDevicesDir(const std::string& root,
+                                                   const std::string& pod_uid) {
+  // getPodVolumeDeviceDir(uid, EscapeQualifiedName("kubernetes.io/csi")).
+  return PathUnderRoot(root, {"pods", pod_uid, "volumeDevices", "kubernetes.io~csi"});
+}
+
+absl::StatusOr<BlockPaths> BlockPathsFor(const std::string& root, const std::string& pod_uid,
+                                         const std::string& spec_name) {
+  // Whole directories are removed under these paths (cleanupOrphanDeviceFiles): each name must
+  // be one path segment, so that none of them can stand for a parent, even inside the root.
+  for (const auto& [what, name] : {std::pair{"pod UID", &pod_uid}, std::pair{"PV name", &spec_name}}) {
+    std::vector<std::string> problems = IsValidPathSegmentName(*name);
+    if (name->empty()) problems.push_back("may not be empty");
+    if (!problems.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("the ", what, " ", GoQuote(*name),
+                                                     " of a raw block volume ",
+                                                     absl::StrJoin(problems, ", "),
+                                                     ": it would not be one directory: refused"));
+    }
+  }
+  if (spec_name == "staging" || spec_name == "publish") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a raw block PersistentVolume named ", GoQuote(spec_name),
+        " would share kubelet's directory plugins/kubernetes.io/csi/volumeDevices/", spec_name,
+        " with the ", spec_name,
+        " paths of every other block volume, and its clean-up would remove theirs: refused"));
+  }
+  // GetVolumeDevicePluginDir("kubernetes.io/csi") is <root>/plugins/kubernetes.io/csi/volumeDevices;
+  // getVolumePluginDir escapes '/' in the spec name, which a PV name cannot hold.
+  const std::vector<std::string> plugin = {"plugins", "kubernetes.io", "csi", "volumeDevices"};
+  auto under = [&](std::vector<std::string> parts) {
+    std::vector<std::string> all = plugin;
+    all.insert(all.end(), parts.begin(), parts.end());
+    return all;
+  };
+  BlockPaths paths;
+  // The publish file, the bind mount and the pod's entry may be links or devices by design:
+  // only the directories above them are resolved.
+  struct Entry {
+    std::string* field;
+    std::vector<std::string> parts;
+    bool follow_leaf;
+  };
+  for (const Entry& entry : std::initializer_list<Entry>{
+           {&paths.staging, under({"staging", spec_name}), true},
+           {&paths.publish_dir, under({"publish", spec_name}), true},
+           {&paths.publish, under({"publish", spec_name, pod_uid}), false},
+           {&paths.volume_dir, under({spec_name}), true},
+           {&paths.global_map, under({spec_name, "dev"}), true},
+           {&paths.global_map_pod, under({spec_name, "dev", pod_uid}), false},
+           {&paths.data_dir, under({spec_name, "data"}), true},
+           {&paths.vol_data, under({spec_name, "data", "vol_data.json"}), true},
+           {&paths.pod_map_dir, {"pods", pod_uid, "volumeDevices", "kubernetes.io~csi"}, true},
+           {&paths.pod_map, {"pods", pod_uid, "volumeDevices", "kubernetes.io~csi", spec_name},
+            false},
+       }) {
+    const auto& [field, parts, follow_leaf] = entry;
+    absl::StatusOr<std::string> path = PathUnderRoot(root, parts, follow_leaf);
+    if (!path.ok()) return path.status();
+    *field = *std::move(path);
   }
   return paths;
 }

@@ -21,9 +21,12 @@
 
 namespace ndr::kubelet {
 
-// `root` + "/" + the parts joined by "/", checked as above.
+// `root` + "/" + the parts joined by "/", checked as above. With `follow_leaf` false the last
+// part itself is not resolved, only the directories above it: for a path that is a symbolic
+// link by design (a block volume's pod entry, a driver's publish file that links to a device).
 absl::StatusOr<std::string> PathUnderRoot(const std::string& root,
-                                          const std::vector<std::string>& parts);
+                                          const std::vector<std::string>& parts,
+                                          bool follow_leaf = true);
 
 // `path` with "." parts, empty parts and ".." parts (with the part before each) removed, as Go's
 // filepath.Clean; ".." at the top of an absolute path stays at "/".
@@ -52,6 +55,34 @@ struct DevicePaths {
 };
 absl::StatusOr<DevicePaths> DevicePathsFor(const std::string& root, const std::string& driver,
                                            const std::string& handle);
+
+// The files of a raw block volume (csi_block.go, csi_util.go, kubelet_getters.go), all named after
+// the PV:
+//   <root>/plugins/kubernetes.io/csi/volumeDevices/staging/<pv>       NodeStageVolume's path
+//   <root>/plugins/kubernetes.io/csi/volumeDevices/publish/<pv>/<uid> NodePublishVolume's: a file
+//   <root>/plugins/kubernetes.io/csi/volumeDevices/<pv>/data/vol_data.json
+//   <root>/plugins/kubernetes.io/csi/volumeDevices/<pv>/dev/<uid>     the bind mount (global map)
+//   <root>/pods/<uid>/volumeDevices/kubernetes.io~csi/<pv>            the pod's symbolic link
+// kubelet's own layout lets a PV named "staging" or "publish" share a directory with every block
+// volume's staging or publish path; BlockPathsFor refuses those two names.
+struct BlockPaths {
+  std::string staging;         // NodeStageVolume's staging_target_path (a directory)
+  std::string publish_dir;     // volumeDevices/publish/<pv>: kubelet creates it
+  std::string publish;         // publish_dir/<uid>: NodePublishVolume's target, the driver's file
+  std::string volume_dir;      // volumeDevices/<pv>
+  std::string global_map;      // volumeDevices/<pv>/dev
+  std::string global_map_pod;  // volumeDevices/<pv>/dev/<uid>
+  std::string data_dir;        // volumeDevices/<pv>/data
+  std::string vol_data;        // volumeDevices/<pv>/data/vol_data.json
+  std::string pod_map_dir;     // pods/<uid>/volumeDevices/kubernetes.io~csi
+  std::string pod_map;         // pod_map_dir/<pv>
+};
+absl::StatusOr<BlockPaths> BlockPathsFor(const std::string& root, const std::string& pod_uid,
+                                         const std::string& spec_name);
+
+// <root>/pods/<uid>/volumeDevices/kubernetes.io~csi: where a pod's block volumes are listed.
+absl::StatusOr<std::string> PodCsiVolumeDevicesDir(const std::string& root,
+                                                   const std::string& pod_uid);
 
 }  // namespace ndr::kubelet
 

@@ -1,8 +1,10 @@
 // Fuzzes the Kubernetes object reader (YAML or JSON from files the user hands over) and the
 // building of NodePublishVolume requests from what it read, including the volume context. The
-// invariants checked: a driver that gets pod information always gets the pod's own identity, and
-// every path planned is strictly inside the root directory, with no "." or ".." part (checked
-// here by splitting the path, independently of volume_paths.h).
+// invariants checked: every volume of a pod is accounted for exactly once (skipped, refused or
+// planned); a driver that gets pod information always gets the pod's own identity; and every
+// path planned, filesystem or raw block (whose paths are built from PV names, and from claims
+// named after the pod and its volume), is strictly inside the root directory, with no "." or
+// ".." part (checked here by splitting the path, independently of volume_paths.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,6 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ndr::kubelet::NodeOptions options;
   options.root_dir = kRoot;
   options.node_name = "node";
+  options.selinux.enabled = true;  // SELinux labels from the pods' options are planned too
   auto add = [&](const std::string& name) {
     ndr::kubelet::DriverInfo& info = drivers[name];
     info.name = name;
@@ -61,28 +64,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   for (const ndr::kubelet::Pod& pod : objects.pods) {
-    auto plans = ndr::kubelet::PlanVolumes(pod, objects, drivers, options);
-    if (!plans.ok()) continue;
-    (void)ndr::kubelet::WaitForAttachments(objects, options.node_name, &*plans);
-    for (const ndr::kubelet::VolumePlan& plan : *plans) {
-      const auto& context = plan.volume_context;
+    ndr::kubelet::PodPlan pod_plan = ndr::kubelet::PlanVolumes(pod, objects, drivers, options);
+    ndr::kubelet::WaitForAttachments(objects, options.node_name, &pod_plan);
+    if (pod_plan.volumes.size() != pod.volumes.size()) abort();  // every volume is accounted for
+    for (const ndr::kubelet::PlannedVolume& planned : pod_plan.volumes) {
+      // Each volume is exactly one of: skipped (with why), refused (with why), planned.
+      const int outcomes = !planned.skipped.empty() + !planned.status.ok() + planned.plan.has_value();
+      if (outcomes != 1) abort();
+    }
+    for (const ndr::kubelet::VolumePlan* plan : pod_plan.ToPublish()) {
+      const auto& context = plan->volume_context;
       auto name = context.find(ndr::kubelet::kPodNameKey);
       auto uid = context.find(ndr::kubelet::kPodUidKey);
       if (name == context.end() || name->second != pod.name || uid == context.end() ||
           uid->second != pod.uid) {
         abort();  // pod info is required by every driver here, and must be the pod's own
       }
-      std::vector<std::string> paths = {plan.paths.dir, plan.paths.mount, plan.paths.vol_data};
-      if (plan.device.has_value()) {
+      std::vector<std::string> paths;
+      if (plan->block.has_value()) {
+        // PV names and pod UIDs in csi_block.go's paths.
+        const ndr::kubelet::BlockPaths& b = *plan->block;
+        paths = {b.staging, b.publish_dir, b.publish, b.volume_dir, b.global_map,
+                 b.global_map_pod, b.data_dir, b.vol_data, b.pod_map_dir, b.pod_map};
+      } else {
+        paths = {plan->paths.dir, plan->paths.mount, plan->paths.vol_data};
+      }
+      if (plan->device.has_value()) {
         paths.insert(paths.end(),
-                     {plan.device->dir, plan.device->globalmount, plan.device->vol_data});
+                     {plan->device->dir, plan->device->globalmount, plan->device->vol_data});
       }
       for (const std::string& path : paths) CheckUnderRoot(path);
       // What the command reports as sent: no secret's value, whatever the secret holds.
       csi::v1::NodePublishVolumeRequest request;
-      request.mutable_secrets()->insert(plan.publish_secrets.begin(), plan.publish_secrets.end());
+      request.mutable_secrets()->insert(plan->publish_secrets.begin(), plan->publish_secrets.end());
       const auto report = nlohmann::json::parse(ndr::kubelet::RedactedJson(request));
-      for (const auto& [key, value] : plan.publish_secrets) {
+      for (const auto& [key, value] : plan->publish_secrets) {
         if (report["secrets"][key] != "(redacted)") abort();
       }
     }

@@ -1,0 +1,275 @@
+// Golden tests of what kubelet decides before it calls a driver, and of what it then sends:
+// generic ephemeral volumes, the checks of a pod's claims and their PVs, SELinux mount labels,
+// and pods whose volumes are not all CSI volumes, or not all used. Each asserts the exact calls
+// a recording driver receives and the files under --root-dir, written from kubelet v1.26's code:
+//   pkg/kubelet/volumemanager/populator/desired_state_of_world_populator.go processPodVolumes
+//     (unused volumes), createVolumeSpec (generic ephemeral claims, volume modes),
+//     getPVCExtractPV and getPVSpec (the claim checks);
+//   k8s.io/component-helpers/storage/ephemeral VolumeClaimName, VolumeIsForPod;
+//   pkg/kubelet/volumemanager/cache/desired_state_of_world.go AddPodToVolume, getSELinuxLabel;
+//   pkg/volume/util/selinux.go VolumeSupportsSELinuxMount, AddSELinuxMountOption;
+//   pkg/volume/csi/csi_attacher.go MountDevice and csi_mounter.go SetUpAt (the context mount
+//     option, seLinuxMountContext in both vol_data.json files).
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kubeletclient/kubelet_sequence_fixture.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::ClaimAndVolume;
+using ::ndr::testing::CsiDriverYaml;
+using ::ndr::testing::kClaimVolume;
+using ::ndr::testing::kVol1Attachment;
+using ::ndr::testing::kVol1Sha;
+using ::ndr::testing::PodYaml;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+using KubeletClaimsTest = ::ndr::testing::KubeletSequenceTest;
+
+const std::string kPvTarget = "<root>/pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount";
+const std::string kStagingPath =
+    absl::StrCat("<root>/plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount");
+
+// The pod "web" (uid-a) with a generic ephemeral volume "scratch".
+std::string EphemeralPod() {
+  return PodYaml("web", "uid-a",
+                 "{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: "
+                 "[ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}");
+}
+
+TEST_F(KubeletClaimsTest, GenericEphemeralVolumeIsPublishedAsItsPv) {
+  auto claim = [](const std::string& owner) {
+    std::string objects = ClaimAndVolume("[ReadWriteOnce]", "", "", "web-scratch");
+    // The ephemeral volume controller makes the pod the claim's controlling owner.
+    const std::string metadata = "metadata: {name: web-scratch, namespace: shop, uid: claim-uid-1}";
+    objects.replace(objects.find(metadata), metadata.size(),
+                    "metadata:\n  name: web-scratch\n  namespace: shop\n  uid: claim-uid-1\n"
+                    "  ownerReferences: " + owner);
+    return objects;
+  };
+  const std::string pod = EphemeralPod();
+  std::string out;
+  // The claim <pod>-<volume> missing: kubelet's text, nothing sent.
+  Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("volume \"scratch\": error processing PVC shop/web-scratch: failed to "
+                             "fetch PVC from API server: persistentvolumeclaims \"web-scratch\" "
+                             "not found"));
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
+  // Another pod's claim of the same name (an older pod "web"): not this pod's.
+  for (const std::string& owner :
+       {std::string("[{apiVersion: v1, kind: Pod, name: web, uid: uid-old, controller: true}]"),
+        std::string("[{apiVersion: v1, kind: Pod, name: web, uid: uid-a}]")}) {
+    Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")},
+             {"claim.yaml", claim(owner)}});
+    EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+    EXPECT_THAT(out, HasSubstr("volume \"scratch\": PVC shop/web-scratch was not created for pod "
+                               "shop/web (pod is not owner); nothing was published"))
+        << owner;
+    EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
+    EXPECT_THAT(Files(), IsEmpty());
+  }
+  // Controlled by this pod: published exactly as the PV it is bound to.
+  Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")},
+           {"claim.yaml",
+            claim("[{apiVersion: v1, kind: Pod, name: web, uid: uid-a, controller: true}]")}});
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  absl::StrCat("NodePublishVolume volume_id: \"vol-1\" target_path: \"", kPvTarget,
+                               "\" volume_capability { mount { fs_type: \"ext4\" mount_flags: "
+                               "\"noatime\" } access_mode { mode: SINGLE_NODE_WRITER } } "
+                               "volume_context { key: \"tier\" value: \"gold\" }"),
+              }));
+  EXPECT_THAT(out, HasSubstr("\"claim\": \"shop/web-scratch\""));
+  EXPECT_THAT(Files(), ::testing::Contains(absl::StrCat(
+                           "pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = "
+                           "{\"attachmentID\":\"",
+                           kVol1Attachment,
+                           "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\","
+                           "\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
+                           "\"volumeLifecycleMode\":\"Persistent\"}\n")));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.TakeMethods(),
+              ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume", "NodeGetCapabilities"}));
+}
+
+// getPVCExtractPV and getPVSpec: each refusal in kubelet's words, before anything is sent.
+TEST_F(KubeletClaimsTest, ClaimChecks) {
+  struct Case {
+    std::string name;
+    std::string from, to;  // a change to ClaimAndVolume()'s text
+    std::string error;
+  } cases[] = {
+      {"claim pending", "status: {phase: Bound}", "status: {phase: Pending}",
+       "error processing PVC shop/data: PVC is not bound"},
+      {"claim without status", "status: {phase: Bound}\n", "",
+       "error processing PVC shop/data: PVC is not bound (status.phase is \"Pending\")"},
+      {"claim being deleted", "uid: claim-uid-1}\nspec: {volumeName",
+       "uid: claim-uid-1, deletionTimestamp: '2026-11-23T10:00:00Z'}\nspec: {volumeName",
+       "error processing PVC shop/data: PVC is being deleted"},
+      {"claim not bound to a volume", "spec: {volumeName: pv-1}", "spec: {}",
+       "error processing PVC shop/data: PVC has empty pvc.Spec.VolumeName"},
+      {"PV without claimRef", "  claimRef: {namespace: shop, name: data, uid: claim-uid-1}\n", "",
+       "error processing PVC shop/data: found PV object pv-1 but it has a nil pv.Spec.ClaimRef "
+       "indicating it is not yet bound to the claim"},
+      {"PV bound to another claim UID", "name: data, uid: claim-uid-1}",
+       "name: data, uid: claim-uid-2}",
+       "error processing PVC shop/data: found PV object pv-1 but its pv.Spec.ClaimRef.UID "
+       "claim-uid-2 does not point to claim.UID claim-uid-1"},
+      {"PV bound to another claim", "claimRef: {namespace: shop, name: data,",
+       "claimRef: {namespace: shop, name: other,",
+       "error processing PVC shop/data: found PV object pv-1 but its pv.Spec.ClaimRef names "
+       "claim shop/other"},
+      {"block PV in volumeMounts", "  mountOptions: [noatime]\n",
+       "  mountOptions: [noatime]\n  volumeMode: Block\n",
+       "volume \"data\": volume data has volumeMode Block, but is specified in volumeMounts"},
+  };
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  for (const Case& c : cases) {
+    std::string objects = ClaimAndVolume();
+    ASSERT_NE(objects.find(c.from), std::string::npos) << c.name;
+    objects.replace(objects.find(c.from), c.from.size(), c.to);
+    Objects({{"pv.yaml", objects}, {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+    std::string out;
+    EXPECT_EQ(Run("publish", pod, &out), 1) << c.name << "\n" << out;
+    EXPECT_THAT(out, HasSubstr(c.error)) << c.name;
+    EXPECT_THAT(out, HasSubstr("nothing was published")) << c.name;
+    EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"})) << c.name;
+    EXPECT_THAT(Files(), IsEmpty()) << c.name;
+  }
+  // A filesystem PV in volumeDevices.
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  std::string out;
+  EXPECT_EQ(Run("publish", PodYaml("db", "uid-a", kClaimVolume, "", /*block=*/true), &out), 1);
+  EXPECT_THAT(out, HasSubstr("volume data has volumeMode Filesystem, but is specified in "
+                             "volumeDevices"));
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
+}
+
+// The SELinux mount label: with the gates on (a current kubelet's defaults), on an SELinux host,
+// for a ReadWriteOncePod PV of a driver with seLinuxMount: context="<user>:object_r:
+// container_file_t:<level>" after the PV's mount options in NodeStageVolume and
+// NodePublishVolume, and seLinuxMountContext in both vol_data.json files. Off on a host without
+// SELinux.
+TEST_F(KubeletClaimsTest, SeLinuxMountContext) {
+  Objects({{"pv.yaml", ClaimAndVolume("[ReadWriteOncePod]")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false, seLinuxMount: true}")}});
+  driver_.Configure({.stage = true});
+  const std::string pod =
+      PodYaml("db", "uid-a", kClaimVolume,
+              "  securityContext: {seLinuxOptions: {user: user_u, role: role_r, type: spc_t, "
+              "level: \"s0:c11,c22\"}}\n");
+  const std::string flags =
+      "mount { fs_type: \"ext4\" mount_flags: \"noatime\" mount_flags: "
+      "\"context=\\\"user_u:object_r:container_file_t:s0:c11,c22\\\"\" }";
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out, {"--host-selinux=true"}), 0) << out;
+  std::vector<std::string> calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 9u);
+  EXPECT_THAT(calls[4], HasSubstr("NodeStageVolume"));
+  EXPECT_THAT(calls[4], HasSubstr(flags));
+  EXPECT_THAT(calls[8], HasSubstr("NodePublishVolume"));
+  EXPECT_THAT(calls[8], HasSubstr(flags));
+  EXPECT_THAT(calls[8], HasSubstr("access_mode { mode: SINGLE_NODE_WRITER }"));
+  const std::string context =
+      "\"seLinuxMountContext\":\"user_u:object_r:container_file_t:s0:c11,c22\"";
+  EXPECT_THAT(Files(), ::testing::Contains(absl::StrCat(
+                           "plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha,
+                           "/vol_data.json = {\"driverName\":\"rec.csi.example.com\",", context,
+                           ",\"volumeHandle\":\"vol-1\"}\n")));
+  EXPECT_THAT(Files(), ::testing::Contains(absl::StrCat(
+                           "pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = "
+                           "{\"attachmentID\":\"",
+                           kVol1Attachment,
+                           "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\",",
+                           context,
+                           ",\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
+                           "\"volumeLifecycleMode\":\"Persistent\"}\n")));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  driver_.Take();
+
+  // A host without SELinux: no context, and the report says why.
+  ASSERT_EQ(Run("publish", pod, &out, {"--host-selinux=false"}), 0) << out;
+  calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 9u);
+  EXPECT_THAT(calls[4], ::testing::Not(HasSubstr("context=")));
+  EXPECT_THAT(calls[8], ::testing::Not(HasSubstr("context=")));
+  EXPECT_THAT(out, HasSubstr("SELinux mount: not used, the host has no SELinux "
+                             "(--host-selinux=false)"));
+  for (const std::string& file : Files()) EXPECT_THAT(file, ::testing::Not(HasSubstr("seLinux")));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  driver_.Take();
+
+  // The gate off: none either.
+  ASSERT_EQ(Run("publish", pod, &out,
+                {"--host-selinux=true", "--feature-gates=SELinuxMountReadWriteOncePod=false"}),
+            0)
+      << out;
+  calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 9u);
+  EXPECT_THAT(calls[8], ::testing::Not(HasSubstr("context=")));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+}
+
+// Every volume of the pod is in the report: the CSI ones with their calls, the others skipped
+// with why (another plugin's volume; a volume no container uses).
+TEST_F(KubeletClaimsTest, PodWithVolumesOfEveryKind) {
+  Objects({{"csidriver.yaml", CsiDriverYaml("{volumeLifecycleModes: [Ephemeral]}")}});
+  const std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop, uid: uid-a}
+spec:
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts:
+    - {name: cache, mountPath: /cache}
+    - {name: settings, mountPath: /etc/app}
+    - {name: scratch, mountPath: /scratch}
+  volumes:
+  - name: cache
+    emptyDir: {}
+  - name: settings
+    configMap: {name: app-settings}
+  - name: scratch
+    csi: {driver: rec.csi.example.com}
+  - name: forgotten
+    csi: {driver: rec.csi.example.com}
+)";
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities",
+                                                       "NodeGetCapabilities",
+                                                       "NodePublishVolume"}));
+  EXPECT_THAT(out, HasSubstr("\"volume\": \"cache\",\n      \"skipped\": \"emptyDir: not a CSI "
+                             "volume\""));
+  EXPECT_THAT(out, HasSubstr("\"volume\": \"settings\",\n      \"skipped\": \"configMap: not a "
+                             "CSI volume\""));
+  EXPECT_THAT(out, HasSubstr("\"volume\": \"forgotten\",\n      \"skipped\": \"no container lists "
+                             "it in volumeMounts or volumeDevices: kubelet ignores it"));
+  EXPECT_THAT(out, HasSubstr("\"volume\": \"scratch\",\n      \"driver\": "
+                             "\"rec.csi.example.com\""));
+  EXPECT_THAT(out, HasSubstr("\"result\": \"published\""));
+  EXPECT_THAT(Files(), ::testing::Contains("pods/uid-a/volumes/kubernetes.io~csi/scratch/mount/"));
+  EXPECT_THAT(Files(), ::testing::Not(::testing::Contains(
+                           "pods/uid-a/volumes/kubernetes.io~csi/forgotten/")));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume"}));
+}
+
+}  // namespace
+}  // namespace ndr
