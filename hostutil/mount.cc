@@ -7,8 +7,11 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -58,6 +61,22 @@ bool CanChangeHost(std::string* reason) {
   in >> inside >> outside >> count;
   if (inside != "0" || outside != "0" || count != "4294967295") {
     *reason = "running as root in a user namespace, not the host's (a sandbox)";
+    return false;
+  }
+  // Root whose capabilities were dropped (a container's securityContext) cannot mount:
+  // CAP_SYS_ADMIN (bit 21) must be in the effective set.
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  uint64_t effective = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      effective = std::stoull(line.substr(7), nullptr, 16);
+      break;
+    }
+  }
+  constexpr int kCapSysAdmin = 21;
+  if ((effective & (uint64_t{1} << kCapSysAdmin)) == 0) {
+    *reason = "running as root without CAP_SYS_ADMIN";
     return false;
   }
   return true;

@@ -12,8 +12,9 @@
 namespace ndr::hostutil {
 
 // Whether this process can mount and attach loop devices on the host: it is root in the host's
-// (the initial) user namespace, as kubelet runs. Root inside a sandbox's user namespace cannot
-// attach loop devices, and its mounts would not be the host's. Reason is set to why not.
+// (the initial) user namespace with CAP_SYS_ADMIN, as kubelet runs. Root inside a sandbox's user
+// namespace cannot attach loop devices, and its mounts would not be the host's; root without
+// CAP_SYS_ADMIN (capabilities dropped) cannot mount. `reason` is set to why not.
 bool CanChangeHost(std::string* reason);
 
 // mount --bind `source` `target` (the target must exist, of the same kind: file or directory).

@@ -25,12 +25,23 @@ DEFINE_bool(reject_pod_info, false,
 DEFINE_bool(stage_unstage, false,
             "Advertise STAGE_UNSTAGE_VOLUME: NodeStageVolume prepares the staging directory, and "
             "NodePublishVolume of a volume that is not staged is FAILED_PRECONDITION.");
+DEFINE_string(data_dir, "",
+              "Absolute directory for raw block volumes' disk images and the index of published "
+              "block targets, created on demand (default: sample-csi-data beside the --endpoint "
+              "socket).");
 
 namespace {
 
 std::string HostName() {
   char name[HOST_NAME_MAX + 1] = {};
   return gethostname(name, sizeof(name)) == 0 ? name : "";
+}
+
+// The default --data-dir: "sample-csi-data" in the socket's directory, which the driver's
+// deployment already keeps on the host (/var/lib/kubelet/plugins/<driver>/).
+// The socket path is absolute (UnixSocketPath), so this is too.
+std::string DefaultDataDir(const std::string& socket_path) {
+  return socket_path.substr(0, socket_path.find_last_of('/') + 1) + "sample-csi-data";
 }
 
 int Fail(const absl::Status& status) {
@@ -58,6 +69,7 @@ int main(int argc, char** argv) {
   options.max_volumes_per_node = FLAGS_max_volumes_per_node;
   options.reject_pod_info = FLAGS_reject_pod_info;
   options.stage_unstage = FLAGS_stage_unstage;
+  options.data_dir = FLAGS_data_dir;
   absl::StatusOr<std::map<std::string, std::string>> topology =
       ndr::sample::ParseTopology(FLAGS_topology);
   if (!topology.ok()) return Fail(topology.status());
@@ -65,6 +77,7 @@ int main(int argc, char** argv) {
   if (absl::Status s = ndr::sample::ValidateDriverOptions(options); !s.ok()) return Fail(s);
   absl::StatusOr<std::string> socket_path = ndr::UnixSocketPath(FLAGS_endpoint, "--endpoint");
   if (!socket_path.ok()) return Fail(socket_path.status());
+  if (options.data_dir.empty()) options.data_dir = DefaultDataDir(*socket_path);
 
   ndr::sample::BlockTerminationSignals();
   if (absl::Status s = ndr::sample::Serve(options, *socket_path); !s.ok()) return Fail(s);

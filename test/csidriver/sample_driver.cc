@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <mutex>
-
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -22,6 +22,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/csi_name.h"
+#include "hostutil/loop_device.h"
+#include "hostutil/mount.h"
 #include "logging/logging.h"
 
 namespace ndr::sample {
@@ -39,11 +41,6 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path, int err
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return lstat(path.c_str(), &st) == 0;
 }
 
 std::string Parent(const std::string& path) {
@@ -95,7 +92,7 @@ std::string Fingerprint(const csi::v1::NodePublishVolumeRequest& request) {
 }
 
 // The checks NodeStageVolume and NodePublishVolume share: a volume ID, an absolute path, a
-// mount capability with an access mode.
+// mount or block capability with an access mode.
 absl::Status CheckVolumeArgs(const std::string& volume_id, const std::string& path_field,
                              const std::string& path, bool has_capability,
                              const csi::v1::VolumeCapability& capability) {
@@ -110,12 +107,8 @@ absl::Status CheckVolumeArgs(const std::string& volume_id, const std::string& pa
       capability.access_mode().mode() == csi::v1::VolumeCapability::AccessMode::UNKNOWN) {
     return absl::InvalidArgumentError("volume_capability.access_mode is required");
   }
-  if (capability.has_block()) {
-    return absl::InvalidArgumentError(
-        "volume_capability: block access is not supported; this driver serves mount volumes");
-  }
-  if (!capability.has_mount()) {
-    return absl::InvalidArgumentError("volume_capability.access_type (mount) is required");
+  if (!capability.has_mount() && !capability.has_block()) {
+    return absl::InvalidArgumentError("volume_capability.access_type (mount or block) is required");
   }
   return absl::OkStatus();
 }
@@ -132,6 +125,24 @@ std::string StagedFingerprint(const csi::v1::NodeStageVolumeRequest& request) {
     absl::StrAppend(&text, "publish_context ", key, " ", absl::CEscape(value), "\n");
   }
   return text;
+}
+
+// Creates `path` as an empty regular file (mode 0640) unless there is one already; anything
+// else there is FAILED_PRECONDITION.
+absl::Status CreateTargetFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+  if (fd >= 0) {
+    if (close(fd) != 0) return ErrnoError("close", path, errno);
+    return absl::OkStatus();
+  }
+  if (errno != EEXIST) return ErrnoError("create target file", path, errno);
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("target_path ", path, " exists and is not a regular file"));
+  }
+  return absl::OkStatus();
 }
 
 // The volume ID and context keys recorded in a marker file.
@@ -168,6 +179,10 @@ absl::Status ValidateDriverOptions(const DriverOptions& options) {
   }
   if (options.max_volumes_per_node < 0) {
     return absl::InvalidArgumentError("--max-volumes-per-node: must not be negative");
+  }
+  if (!options.data_dir.empty() && options.data_dir[0] != '/') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--data-dir: \"", options.data_dir, "\" is not an absolute path"));
   }
   return absl::OkStatus();
 }
@@ -234,6 +249,21 @@ grpc::Status IdentityService::Probe(grpc::ServerContext*, const csi::v1::ProbeRe
   return grpc::Status::OK;
 }
 
+NodeService::NodeService(const DriverOptions& options) : options_(options) {
+  if (options_.change_host.has_value()) {
+    change_host_ = *options_.change_host;
+    if (!change_host_) why_not_change_host_ = "DriverOptions.change_host is false";
+  } else {
+    change_host_ = hostutil::CanChangeHost(&why_not_change_host_);
+  }
+  if (change_host_) {
+    NDR_LOG(INFO) << "Block volumes are published as bind mounts of loop devices";
+  } else {
+    NDR_LOG(INFO) << "Block volumes are published as plain files, not devices: "
+                  << why_not_change_host_;
+  }
+}
+
 grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
                                               const csi::v1::NodeGetCapabilitiesRequest*,
                                               csi::v1::NodeGetCapabilitiesResponse* response) {
@@ -278,12 +308,20 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
   const std::string staged_path = absl::StrCat(staging, "/", kStagedFile);
   const std::string fingerprint = StagedFingerprint(request);
   std::string recorded;
-  if (ReadWholeFile(staged_path, &recorded)) {
-    if (recorded == fingerprint) return absl::OkStatus();  // Already staged just so.
+  const bool staged = ReadWholeFile(staged_path, &recorded);
+  if (staged && recorded != fingerprint) {
     return absl::AlreadyExistsError(absl::StrCat(
         "staging_target_path ", staging, " already holds a volume staged otherwise: ",
         recorded.substr(0, recorded.find('\n'))));
   }
+  // A block volume's data is its disk image: there before the stage is recorded, and again on a
+  // repeated stage.
+  if (request.volume_capability().has_block()) {
+    if (absl::StatusOr<std::string> image = EnsureVolumeImage(request.volume_id()); !image.ok()) {
+      return image.status();
+    }
+  }
+  if (staged) return absl::OkStatus();  // Already staged just so.
   return WriteWholeFile(staged_path, fingerprint, 0444);
 }
 
@@ -308,13 +346,20 @@ absl::Status NodeService::Unstage(const csi::v1::NodeUnstageVolumeRequest& reque
   }
   const std::string staged_path = absl::StrCat(request.staging_target_path(), "/", kStagedFile);
   std::string recorded;
-  if (!ReadWholeFile(staged_path, &recorded)) return absl::OkStatus();  // Already unstaged.
-  if (recorded.rfind(absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n"), 0) !=
-      0) {
+  const bool staged = ReadWholeFile(staged_path, &recorded);
+  if (staged && recorded.rfind(absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n"),
+                               0) != 0) {
     return absl::NotFoundError(absl::StrCat("volume ", request.volume_id(), " is not staged at ",
                                             request.staging_target_path(), " (",
                                             recorded.substr(0, recorded.find('\n')), " is)"));
   }
+  // No loop device of a block volume outlives its stage (the CO unpublishes every target first;
+  // one still published keeps it). Before the record goes, and also when it is gone already, so
+  // that a retry after a failed detach detaches. The disk image stays: it is the volume's data.
+  absl::StatusOr<BlockIndex> index = LoadIndex();
+  if (!index.ok()) return index.status();
+  if (absl::Status s = ReleaseLoopDevice(request.volume_id(), *index); !s.ok()) return s;
+  if (!staged) return absl::OkStatus();  // Already unstaged.
   if (unlink(staged_path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoError("remove", staged_path, errno);
   }
@@ -373,6 +418,7 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
           "; NodeStageVolume comes first"));
     }
   }
+  const bool block = request.volume_capability().has_block();
   std::map<std::string, std::string> files;  // file name -> contents
   for (const auto& [key, value] : request.volume_context()) {
     if (options_.reject_pod_info && absl::StartsWith(key, kPodInfoPrefix)) {
@@ -380,10 +426,12 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
           "volume_context key \"", key,
           "\" carries pod information, which this driver does not accept (--reject-pod-info)"));
     }
+    if (block) continue;  // A block volume has no directory to write files to.
     absl::StatusOr<std::string> name = FileNameForKey(key);
     if (!name.ok()) return name.status();
     files[*name] = value;
   }
+  if (block) return PublishBlock(request);
 
   const std::string& target = request.target_path();
   const std::string marker_path = absl::StrCat(target, "/", kMarkerFile);
@@ -403,6 +451,12 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
     return ErrnoError("mkdir", target, errno);
   }
   if (!IsDirectory(target)) {
+    // The same target published as a block volume: the spec's ALREADY_EXISTS.
+    if (absl::StatusOr<BlockIndex> index = LoadIndex(); index.ok() && index->count(target) > 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("target_path ", target, " is already published as a block volume (volume ",
+                       ParseMarker(index->at(target)).volume_id, ")"));
+    }
     return absl::FailedPreconditionError(
         absl::StrCat("target_path ", target, " exists and is not a directory"));
   }
@@ -437,7 +491,20 @@ absl::Status NodeService::Unpublish(const csi::v1::NodeUnpublishVolumeRequest& r
     return absl::InvalidArgumentError("target_path is required");
   }
   const std::string& target = request.target_path();
-  if (!Exists(target)) return absl::OkStatus();  // Already unpublished.
+  struct stat st;
+  if (lstat(target.c_str(), &st) != 0) {
+    if (errno != ENOENT) return ErrnoError("stat", target, errno);
+    // Already unpublished. A block target whose unpublish stopped after removing it is still in
+    // the index (the line goes last): finish that now.
+    absl::StatusOr<BlockIndex> index = LoadIndex();
+    if (!index.ok()) return index.status();
+    auto entry = index->find(target);
+    if (entry == index->end() || ParseMarker(entry->second).volume_id != request.volume_id()) {
+      return absl::OkStatus();
+    }
+    return ForgetBlockTarget(*std::move(index), target, request.volume_id());
+  }
+  if (!S_ISDIR(st.st_mode)) return UnpublishBlock(request, st);
   const std::string marker_path = absl::StrCat(target, "/", kMarkerFile);
   std::string recorded;
   if (!ReadWholeFile(marker_path, &recorded)) {
@@ -463,6 +530,192 @@ absl::Status NodeService::Unpublish(const csi::v1::NodeUnpublishVolumeRequest& r
   }
   if (rmdir(target.c_str()) != 0) return ErrnoError("remove directory", target, errno);
   return absl::OkStatus();
+}
+
+// Block volumes.
+
+absl::StatusOr<std::string> NodeService::ImagePath(const std::string& volume_id) const {
+  absl::StatusOr<std::string> name = ImageFileName(volume_id);
+  if (!name.ok()) return name.status();
+  return absl::StrCat(options_.data_dir, "/", *name);
+}
+
+std::string NodeService::IndexPath() const {
+  return absl::StrCat(options_.data_dir, "/", kBlockIndexFile);
+}
+
+absl::StatusOr<std::string> NodeService::EnsureVolumeImage(const std::string& volume_id) {
+  if (options_.data_dir.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "block volume ", volume_id,
+        ": this driver has no data directory for disk images (DriverOptions.data_dir)"));
+  }
+  absl::StatusOr<std::string> image = ImagePath(volume_id);
+  if (!image.ok()) return image.status();
+  if (absl::Status s = EnsureDataDir(options_.data_dir); !s.ok()) return s;
+  if (absl::Status s = EnsureImage(*image); !s.ok()) return s;
+  return image;
+}
+
+absl::StatusOr<BlockIndex> NodeService::LoadIndex() {
+  if (options_.data_dir.empty()) return BlockIndex();
+  return ReadBlockIndex(IndexPath());
+}
+
+absl::Status NodeService::PublishBlock(const csi::v1::NodePublishVolumeRequest& request) {
+  const std::string& target = request.target_path();
+  const std::string& volume_id = request.volume_id();
+  absl::StatusOr<BlockIndex> index = LoadIndex();
+  if (!index.ok()) return index.status();
+  const std::string fingerprint = Fingerprint(request);
+  auto entry = index->find(target);
+  if (entry != index->end() && entry->second != fingerprint) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("target_path ", target, " is already published with other arguments (volume ",
+                     ParseMarker(entry->second).volume_id, ")"));
+  }
+  // A target published just so is published again: every step below keeps what is done, so a
+  // repeated call changes nothing and one after a failure finishes the job.
+  const bool recorded = entry != index->end();
+  if (!recorded) {
+    if (!IsDirectory(Parent(target))) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("parent directory of target_path ", target, " does not exist"));
+    }
+    // The target must be free, or an empty file, which holds nothing to lose.
+    struct stat st;
+    if (lstat(target.c_str(), &st) == 0) {
+      std::string marker;
+      if (S_ISDIR(st.st_mode) && ReadWholeFile(absl::StrCat(target, "/", kMarkerFile), &marker)) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("target_path ", target, " is already published as a mount volume (volume ",
+                         ParseMarker(marker).volume_id, ")"));
+      }
+      if (!S_ISREG(st.st_mode) || st.st_size != 0) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "target_path ", target, " exists and was not published by this driver; leaving it "
+            "untouched"));
+      }
+    } else if (errno != ENOENT) {
+      return ErrnoError("stat", target, errno);
+    }
+  }
+  absl::StatusOr<std::string> image = EnsureVolumeImage(volume_id);
+  if (!image.ok()) return image.status();
+  if (!recorded) {
+    // Recorded before anything is made at the target: a publish that fails from here on leaves
+    // a target that a retry completes and NodeUnpublishVolume undoes.
+    (*index)[target] = fingerprint;
+    if (absl::Status s = WriteBlockIndex(IndexPath(), *index); !s.ok()) return s;
+  }
+
+  if (!change_host_) {
+    NDR_LOG(WARNING) << "NodePublishVolume " << volume_id << ": block target_path " << target
+                     << " is a plain file, not a device (" << why_not_change_host_
+                     << "; attaching a loop device and bind-mounting it needs root on the host), "
+                        "so kubelet's mapping of it would fail on a real node";
+    return CreateTargetFile(target);
+  }
+  // Readonly is recorded (it is part of the fingerprint), not enforced: a read-only remount of
+  // the bind mount would not stop writes through the device node, and the loop device, shared by
+  // every target of the volume, cannot be read-only for one of them.
+  //
+  // The loop device already attached to the image is reused (another target of the volume, or
+  // an earlier try at this one).
+  absl::StatusOr<std::optional<std::string>> found = hostutil::FindLoopDevice(*image);
+  if (!found.ok()) return found.status();
+  std::string device;
+  if (found->has_value()) {
+    device = **found;
+  } else {
+    absl::StatusOr<std::string> attached = hostutil::AttachLoopDevice(*image);
+    if (!attached.ok()) return attached.status();
+    device = *attached;
+    NDR_LOG(INFO) << "Attached loop device " << device << " to disk image " << *image;
+  }
+  struct stat device_st;
+  if (stat(device.c_str(), &device_st) != 0) return ErrnoError("stat", device, errno);
+  struct stat target_st;
+  if (lstat(target.c_str(), &target_st) == 0 && S_ISBLK(target_st.st_mode)) {
+    if (target_st.st_rdev == device_st.st_rdev) return absl::OkStatus();  // Already published.
+    // Our bind mount of a loop device that was detached since: the image has another one now.
+    if (!hostutil::IsMountPoint(target)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("target_path ", target, " is a block device that is not ", device,
+                       " and not mounted there by this driver; leaving it untouched"));
+    }
+    if (absl::Status s = hostutil::Unmount(target); !s.ok()) return s;
+  }
+  if (absl::Status s = CreateTargetFile(target); !s.ok()) return s;
+  if (absl::Status s = hostutil::BindMount(device, target); !s.ok()) return s;
+  NDR_LOG(INFO) << "Bind-mounted loop device " << device << " of volume " << volume_id
+                << " at target_path " << target;
+  return absl::OkStatus();
+}
+
+absl::Status NodeService::UnpublishBlock(const csi::v1::NodeUnpublishVolumeRequest& request,
+                                         const struct stat& st) {
+  const std::string& target = request.target_path();
+  absl::StatusOr<BlockIndex> index = LoadIndex();
+  if (!index.ok()) return index.status();
+  auto entry = index->find(target);
+  if (entry == index->end()) {
+    // Possibly a publish that failed half-way; remove only an empty file that nothing is
+    // mounted on, never foreign data.
+    if (S_ISREG(st.st_mode) && st.st_size == 0 && !hostutil::IsMountPoint(target) &&
+        unlink(target.c_str()) == 0) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "target_path ", target, " was not published by this driver; leaving it untouched"));
+  }
+  const std::string volume_id = ParseMarker(entry->second).volume_id;
+  if (volume_id != request.volume_id()) {
+    return absl::NotFoundError(absl::StrCat("volume ", request.volume_id(), " is not published at ",
+                                            target, " (volume ", volume_id, " is)"));
+  }
+  if (hostutil::IsMountPoint(target)) {
+    if (absl::Status s = hostutil::Unmount(target); !s.ok()) return s;
+    NDR_LOG(INFO) << "Unmounted target_path " << target << " of volume " << volume_id;
+  }
+  if (unlink(target.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("remove target file", target, errno);
+  }
+  return ForgetBlockTarget(*std::move(index), target, volume_id);
+}
+
+absl::Status NodeService::ForgetBlockTarget(BlockIndex index, const std::string& target,
+                                            const std::string& volume_id) {
+  index.erase(target);
+  // The line goes last: if the detach fails, a retried unpublish (of a target now gone) finds
+  // the line and tries again.
+  if (absl::Status s = ReleaseLoopDevice(volume_id, index); !s.ok()) return s;
+  return WriteBlockIndex(IndexPath(), index);
+}
+
+absl::Status NodeService::ReleaseLoopDevice(const std::string& volume_id, const BlockIndex& index) {
+  if (!change_host_ || options_.data_dir.empty()) return absl::OkStatus();
+  for (const auto& [target, fingerprint] : index) {
+    if (ParseMarker(fingerprint).volume_id == volume_id) return absl::OkStatus();  // Still used.
+  }
+  absl::StatusOr<std::string> image_path = ImagePath(volume_id);
+  if (!image_path.ok()) return absl::OkStatus();  // an ID no image was ever made for
+  const std::string& image = *image_path;
+  std::set<std::string> detached;
+  for (;;) {
+    absl::StatusOr<std::optional<std::string>> device = hostutil::FindLoopDevice(image);
+    if (!device.ok()) return device.status();
+    if (!device->has_value()) return absl::OkStatus();
+    if (!detached.insert(**device).second) {
+      // LOOP_CLR_FD of a device that another process holds open only marks it: the kernel
+      // detaches it at the last close.
+      NDR_LOG(WARNING) << "Loop device " << **device << " of disk image " << image
+                       << " is still open elsewhere; it is detached when it is closed";
+      return absl::OkStatus();
+    }
+    if (absl::Status s = hostutil::DetachLoopDevice(**device); !s.ok()) return s;
+    NDR_LOG(INFO) << "Detached loop device " << **device << " from disk image " << image;
+  }
 }
 
 }  // namespace ndr::sample

@@ -18,19 +18,44 @@
 // is FAILED_PRECONDITION, as the spec says, unless volume_context marks it an inline ephemeral
 // volume (csi.storage.k8s.io/ephemeral: "true"), which kubelet never stages.
 //
-// Thread-safe: gRPC calls handlers concurrently; publish and unpublish are serialized.
+// Raw block volumes (a VolumeCapability with access_type block), as kubelet's block path
+// (pkg/volume/csi/csi_block.go) uses them. Each volume is a disk image in the data directory
+// (DriverOptions::data_dir; block_volume.h): a sparse 1 MiB file named after the volume ID,
+// created by NodeStageVolume, or by NodePublishVolume for a driver that does not stage, and kept
+// when the volume is unstaged (it is the volume's data). The target_path of NodePublishVolume is
+// a FILE that the driver creates in the directory kubelet made for it:
+//   - when the process can change the host (root in the host's user namespace; see
+//     DriverOptions::change_host), the image gets a loop device (an attached one is reused) and
+//     the target becomes a bind mount of that device, as csi-driver-host-path does, so that
+//     kubelet finds a block device there;
+//   - otherwise the target is an empty regular file, and every such publish logs a WARNING:
+//     kubelet's mapping would fail on a real node.
+// What was published at each block target is recorded in the data directory's index
+// (kBlockIndexFile), written before anything is created, so that a publish that failed half-way
+// is completed by a retry or undone by NodeUnpublishVolume. NodeUnpublishVolume unmounts and
+// removes the target file and, once no published target of the volume remains, detaches the
+// image's loop device; NodeUnstageVolume makes sure of that too. volume_context is recorded but
+// no files are written for a block volume (there is no directory to write them to);
+// reject_pod_info still applies.
+//
+// Thread-safe: gRPC calls handlers concurrently; stage, unstage, publish and unpublish are
+// serialized.
 #ifndef NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
 #define NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <mutex>
 #include "api/csi/csi.grpc.pb.h"
+#include "test/csidriver/block_volume.h"
 
 namespace ndr::sample {
 
@@ -57,10 +82,19 @@ struct DriverOptions {
   bool reject_pod_info = false;
   // Advertise STAGE_UNSTAGE_VOLUME and require NodeStageVolume before NodePublishVolume.
   bool stage_unstage = false;
+  // Where block volumes' disk images and the index of published block targets live; created on
+  // demand with mode 0700. Must be absolute. Empty: block volumes are refused with
+  // FAILED_PRECONDITION (the sample-csi-driver binary never leaves it empty: its default is
+  // "sample-csi-data" beside the --endpoint socket).
+  std::string data_dir;
+  // Whether block publishes attach loop devices and bind-mount them (this needs root in the
+  // host's user namespace). nullopt: decided once, when NodeService is made, with
+  // hostutil::CanChangeHost. Tests force false to get the plain-file behaviour as any user.
+  std::optional<bool> change_host;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
-// limit, empty topology keys).
+// limit, empty topology keys) and a relative data_dir.
 absl::Status ValidateDriverOptions(const DriverOptions& options);
 
 // Parses "key=value,key2=value2" into a topology map; empty input gives an empty map.
@@ -89,7 +123,8 @@ class IdentityService final : public csi::v1::Identity::Service {
 
 class NodeService final : public csi::v1::Node::Service {
  public:
-  explicit NodeService(const DriverOptions& options) : options_(options) {}
+  // Decides whether block publishes may change the host (options.change_host).
+  explicit NodeService(const DriverOptions& options);
 
   grpc::Status NodeStageVolume(grpc::ServerContext* context,
                                const csi::v1::NodeStageVolumeRequest* request,
@@ -120,7 +155,35 @@ class NodeService final : public csi::v1::Node::Service {
   absl::Status Unpublish(const csi::v1::NodeUnpublishVolumeRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Block volumes (see the comment at the top).
+  // The path of `volume_id`'s disk image, made sure to exist (FAILED_PRECONDITION without a
+  // data directory).
+  absl::StatusOr<std::string> EnsureVolumeImage(const std::string& volume_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The index of published block targets; empty without a data directory.
+  absl::StatusOr<BlockIndex> LoadIndex() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // NodePublishVolume of a block volume, the request already validated.
+  absl::Status PublishBlock(const csi::v1::NodePublishVolumeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // NodeUnpublishVolume of a target that exists and is not a directory (`st`: its lstat).
+  absl::Status UnpublishBlock(const csi::v1::NodeUnpublishVolumeRequest& request,
+                              const struct stat& st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops `target` (of `volume_id`, already removed from disk) from `index`, releases the
+  // volume's loop device if no other target uses it, then saves the index.
+  absl::Status ForgetBlockTarget(BlockIndex index, const std::string& target,
+                                 const std::string& volume_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When block publishes change the host and `index` holds no target of `volume_id`: detaches
+  // every loop device attached to its disk image.
+  absl::Status ReleaseLoopDevice(const std::string& volume_id, const BlockIndex& index)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::string> ImagePath(const std::string& volume_id) const;
+  std::string IndexPath() const;
+
   const DriverOptions options_;
+  // Whether block publishes attach and mount (options_.change_host or CanChangeHost), and why
+  // not, for the warning.
+  bool change_host_ = false;
+  std::string why_not_change_host_;
   std::mutex mu_;
 };
 

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "absl/cleanup/cleanup.h"
 #include "api/csi/csi.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -93,6 +94,7 @@ TEST(SampleDriverProcessTest, BadInputIsAOneLineErrorAndExitCode1) {
       {{"--endpoint=" + dir.Join("file")}, "is not a socket"},
       {{"--endpoint=" + dir.Join("missing/s")}, "does not exist"},
       {{"--endpoint=" + dir.Join("s"), "--topology=zone"}, "--topology"},
+      {{"--endpoint=" + dir.Join("s"), "--data-dir=relative/data"}, "--data-dir"},
       {{"--endpoint=" + dir.Join("s"), "--no-such-flag"}, "unknown command line flag"},
       {{"--endpoint=" + dir.Join("s"), "stray"}, "unexpected argument"},
   };
@@ -107,6 +109,49 @@ TEST(SampleDriverProcessTest, BadInputIsAOneLineErrorAndExitCode1) {
   std::string contents;
   ASSERT_TRUE(::ndr::testing::ReadFile(dir.Join("file"), &contents));
   EXPECT_EQ(contents, "keep me");
+}
+
+// Block volumes' disk images go to --data-dir, by default "sample-csi-data" beside the socket.
+TEST(SampleDriverProcessTest, BlockVolumeImagesGoToTheDataDirectory) {
+  for (bool default_dir : {true, false}) {
+    TempDir dir("drvp");
+    const std::string socket = dir.Join("csi.sock");
+    const std::string data = default_dir ? dir.Join("sample-csi-data") : dir.Join("elsewhere");
+    std::vector<std::string> argv = {Runfile(kDriver), "--endpoint=unix://" + socket, "--nodeid=n"};
+    if (!default_dir) argv.push_back("--data-dir=" + data);
+    Subprocess driver(argv, dir.Join("log"));
+    ASSERT_TRUE(PollUntil([&] { return !PluginName(socket).empty(); })) << driver.Log();
+
+    ASSERT_EQ(mkdir(dir.Join("publish").c_str(), 0750), 0);
+    auto node = csi::v1::Node::NewStub(
+        grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+    csi::v1::NodePublishVolumeRequest publish;
+    publish.set_volume_id("blk-1");
+    publish.set_target_path(dir.Join("publish/pod-uid-1"));
+    publish.mutable_volume_capability()->mutable_block();
+    publish.mutable_volume_capability()->mutable_access_mode()->set_mode(
+        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    // Unpublished whatever happens: run as root outside a sandbox, the driver mounts for real.
+    absl::Cleanup unpublish = [&] {
+      csi::v1::NodeUnpublishVolumeRequest request;
+      request.set_volume_id("blk-1");
+      request.set_target_path(publish.target_path());
+      grpc::ClientContext context;
+      context.set_deadline(RpcDeadline());
+      csi::v1::NodeUnpublishVolumeResponse response;
+      grpc::Status status = node->NodeUnpublishVolume(&context, request, &response);
+      EXPECT_TRUE(status.ok()) << status.error_message() << "\n" << driver.Log();
+    };
+    grpc::ClientContext context;
+    context.set_deadline(RpcDeadline());
+    csi::v1::NodePublishVolumeResponse response;
+    grpc::Status status = node->NodePublishVolume(&context, publish, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message() << "\n" << driver.Log();
+    struct stat st;
+    ASSERT_EQ(stat((data + "/blk-1.img").c_str(), &st), 0) << "no disk image in " << data;
+    EXPECT_EQ(st.st_size, 1 << 20);
+    EXPECT_EQ(stat(publish.target_path().c_str(), &st), 0);
+  }
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 // generated stubs, as a CO would.
 #include "test/csidriver/sample_driver.h"
 
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/csidriver/block_volume.h"
 #include "test/util/matchers.h"
 #include "test/util/poll.h"
 #include "test/util/temp_dir.h"
@@ -138,10 +142,8 @@ TEST_F(SampleDriverTest, MalformedPublishIsInvalidArgument) {
       {"unknown access mode",
        [](auto* r) { r->mutable_volume_capability()->mutable_access_mode()->set_mode({}); },
        "access_mode is required"},
-      {"block", [](auto* r) { r->mutable_volume_capability()->mutable_block(); },
-       "block access is not supported"},
       {"no access type", [](auto* r) { r->mutable_volume_capability()->clear_mount(); },
-       "access_type (mount) is required"},
+       "access_type (mount or block) is required"},
       {"key escapes dir", [](auto* r) { (*r->mutable_volume_context())["../x"] = "1"; },
        "cannot be a file name"},
       {"key with space", [](auto* r) { (*r->mutable_volume_context())["a b"] = "1"; },
@@ -294,7 +296,7 @@ TEST_F(StagingDriverTest, MalformedStageIsInvalidArgument) {
            [](auto* r) { r->clear_staging_target_path(); },
            [](auto* r) { r->set_staging_target_path("relative"); },
            [](auto* r) { r->clear_volume_capability(); },
-           [](auto* r) { r->mutable_volume_capability()->mutable_block(); }}) {
+           [](auto* r) { r->mutable_volume_capability()->clear_mount(); }}) {
     csi::v1::NodeStageVolumeRequest request = ValidStage();
     mutate(&request);
     EXPECT_EQ(Stage(request).error_code(), grpc::StatusCode::INVALID_ARGUMENT)
@@ -348,6 +350,363 @@ TEST_F(SampleDriverTest, RejectPodInfo) {
   EXPECT_TRUE(Publish(plain).ok());
 }
 
+// Raw block volumes without root: the target is a plain file. Forced (change_host = false), so
+// that these cases mean the same whoever runs them. The paths are kubelet's (csi_block.go).
+class BlockDriverTest : public SampleDriverTest {
+ protected:
+  void SetUp() override { StartBlock(/*stage_unstage=*/false); }
+
+  void StartBlock(bool stage_unstage, bool reject_pod_info = false) {
+    DriverOptions options;
+    options.node_id = "node-1";
+    options.data_dir = data_;
+    options.change_host = false;
+    options.stage_unstage = stage_unstage;
+    options.reject_pod_info = reject_pod_info;
+    Start(options);
+    for (const std::string& d :
+         {"kubelet", "kubelet/publish", "kubelet/publish/pv-1", "kubelet/staging"}) {
+      ASSERT_TRUE(mkdir(dir_.Join(d).c_str(), 0750) == 0 || errno == EEXIST) << d;
+    }
+  }
+
+  csi::v1::NodePublishVolumeRequest BlockPublish() {
+    csi::v1::NodePublishVolumeRequest request;
+    request.set_volume_id("blk-1");
+    request.set_target_path(target_);
+    request.set_staging_target_path(staging_);  // kubelet sends it to every driver
+    request.mutable_volume_capability()->mutable_block();
+    request.mutable_volume_capability()->mutable_access_mode()->set_mode(
+        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    (*request.mutable_volume_context())["csi.storage.k8s.io/pod.name"] = "db-0";
+    (*request.mutable_secrets())["password"] = "hunter2";
+    return request;
+  }
+
+  csi::v1::NodeStageVolumeRequest BlockStage() {
+    csi::v1::NodeStageVolumeRequest request;
+    request.set_volume_id("blk-1");
+    request.set_staging_target_path(staging_);
+    request.mutable_volume_capability()->mutable_block();
+    request.mutable_volume_capability()->mutable_access_mode()->set_mode(
+        csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_WRITER);
+    return request;
+  }
+
+  grpc::Status Stage(const csi::v1::NodeStageVolumeRequest& request) {
+    csi::v1::NodeStageVolumeResponse response;
+    return node_stub_->NodeStageVolume(Context().get(), request, &response);
+  }
+
+  grpc::Status Unstage(const std::string& volume_id, const std::string& staging) {
+    csi::v1::NodeUnstageVolumeRequest request;
+    request.set_volume_id(volume_id);
+    request.set_staging_target_path(staging);
+    csi::v1::NodeUnstageVolumeResponse response;
+    return node_stub_->NodeUnstageVolume(Context().get(), request, &response);
+  }
+
+  // The targets in the index of published block targets.
+  std::vector<std::string> IndexedTargets() {
+    absl::StatusOr<BlockIndex> index = ReadBlockIndex(data_ + "/" + kBlockIndexFile);
+    EXPECT_THAT(index, IsOk());
+    std::vector<std::string> targets;
+    if (index.ok()) {
+      for (const auto& [target, fingerprint] : *index) targets.push_back(target);
+    }
+    return targets;
+  }
+
+  const std::string data_ = dir_.Join("data");
+  const std::string target_ = dir_.Join("kubelet/publish/pv-1/pod-uid-1");
+  const std::string staging_ = dir_.Join("kubelet/staging/pv-1");
+};
+
+// Every path below `root`, relative to it, sorted; directories end in '/'.
+std::vector<std::string> Tree(const std::string& root, const std::string& below = "") {
+  std::vector<std::string> paths;
+  for (const std::string& name : ::ndr::testing::DirEntries(root + "/" + below)) {
+    const std::string path = below + name;
+    struct stat st;
+    if (lstat((root + "/" + path).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      paths.push_back(path + "/");
+      for (const std::string& inner : Tree(root, path + "/")) paths.push_back(inner);
+    } else {
+      paths.push_back(path);
+    }
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+bool IsRegularFile(const std::string& path, off_t* size = nullptr) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (size != nullptr) *size = st.st_size;
+  return true;
+}
+
+TEST_F(BlockDriverTest, PublishMakesThePlainFileTargetAndUnpublishRemovesIt) {
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  off_t size = -1;
+  EXPECT_TRUE(IsRegularFile(target_, &size)) << "target is not a regular file";
+  EXPECT_EQ(size, 0);
+  const std::string image = data_ + "/blk-1.img";
+  ASSERT_TRUE(IsRegularFile(image, &size)) << "no disk image";
+  EXPECT_EQ(size, kImageSize);
+  struct stat st;
+  ASSERT_EQ(stat(data_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700);
+  ASSERT_EQ(stat(image.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600);
+  EXPECT_THAT(IndexedTargets(), ::testing::ElementsAre(target_));
+  std::string index;
+  ASSERT_TRUE(ReadFile(data_ + "/" + kBlockIndexFile, &index));
+  EXPECT_THAT(index, HasSubstr("csi.storage.k8s.io/pod.name"));  // the context is recorded...
+  EXPECT_THAT(index, ::testing::Not(HasSubstr("hunter2")));      // ...secrets never
+  // No files for the volume_context keys: a block volume has no directory.
+  EXPECT_THAT(::ndr::testing::DirEntries(dir_.Join("kubelet/publish/pv-1")),
+              ::testing::ElementsAre("pod-uid-1"));
+
+  // Idempotent; the same target with other arguments is ALREADY_EXISTS, as a mount volume is.
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  struct Case {
+    const char* name;
+    std::function<void(csi::v1::NodePublishVolumeRequest*)> mutate;
+  } cases[] = {
+      {"other volume", [](auto* r) { r->set_volume_id("blk-2"); }},
+      {"readonly", [](auto* r) { r->set_readonly(true); }},
+      {"other context", [](auto* r) { (*r->mutable_volume_context())["color"] = "red"; }},
+      {"other access mode",
+       [](auto* r) {
+         r->mutable_volume_capability()->mutable_access_mode()->set_mode(
+             csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_READER_ONLY);
+       }},
+      {"mount capability", [](auto* r) { r->mutable_volume_capability()->mutable_mount(); }},
+  };
+  for (const Case& c : cases) {
+    csi::v1::NodePublishVolumeRequest request = BlockPublish();
+    c.mutate(&request);
+    EXPECT_EQ(Publish(request).error_code(), grpc::StatusCode::ALREADY_EXISTS) << c.name;
+  }
+  // Secrets are not part of what must match (they never reach the disk to compare).
+  csi::v1::NodePublishVolumeRequest other_secret = BlockPublish();
+  (*other_secret.mutable_secrets())["password"] = "other";
+  EXPECT_TRUE(Publish(other_secret).ok());
+  EXPECT_TRUE(IsRegularFile(target_));
+
+  EXPECT_EQ(Unpublish("blk-2", target_).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(IsRegularFile(target_));
+  ASSERT_TRUE(Unpublish("blk-1", target_).ok());
+  EXPECT_FALSE(IsRegularFile(target_));
+  EXPECT_THAT(IndexedTargets(), ::testing::IsEmpty());
+  EXPECT_TRUE(IsRegularFile(image)) << "the image is the volume's data; it stays";
+  EXPECT_TRUE(Unpublish("blk-1", target_).ok());  // idempotent
+  // kubelet removes the publish directory itself; the driver left it empty.
+  EXPECT_THAT(::ndr::testing::DirEntries(dir_.Join("kubelet/publish/pv-1")), ::testing::IsEmpty());
+}
+
+TEST_F(BlockDriverTest, TwoPodsShareTheVolumesImage) {
+  csi::v1::NodePublishVolumeRequest second = BlockPublish();
+  second.set_target_path(dir_.Join("kubelet/publish/pv-1/pod-uid-2"));
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  ASSERT_TRUE(Publish(second).ok());
+  EXPECT_THAT(IndexedTargets(), ::testing::ElementsAre(target_, second.target_path()));
+  ASSERT_TRUE(Unpublish("blk-1", target_).ok());
+  EXPECT_THAT(IndexedTargets(), ::testing::ElementsAre(second.target_path()));
+  EXPECT_TRUE(IsRegularFile(second.target_path()));
+  ASSERT_TRUE(Unpublish("blk-1", second.target_path()).ok());
+  EXPECT_THAT(Tree(data_), ::testing::ElementsAre("blk-1.img", kBlockIndexFile));
+}
+
+TEST_F(BlockDriverTest, UnpublishFinishesAnInterruptedUnpublish) {
+  // The target went, the index line did not (the driver stopped in between).
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  ASSERT_EQ(unlink(target_.c_str()), 0);
+  EXPECT_TRUE(Unpublish("blk-2", target_).ok());  // gone is gone, but not this volume's line
+  EXPECT_THAT(IndexedTargets(), ::testing::ElementsAre(target_));
+  EXPECT_TRUE(Unpublish("blk-1", target_).ok());
+  EXPECT_THAT(IndexedTargets(), ::testing::IsEmpty());
+}
+
+TEST_F(BlockDriverTest, PublishCompletesAnInterruptedPublish) {
+  // Recorded in the index, target not yet made: a retry makes it.
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  ASSERT_EQ(unlink(target_.c_str()), 0);
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  EXPECT_TRUE(IsRegularFile(target_));
+}
+
+TEST_F(BlockDriverTest, ForeignFilesAtTheTargetAreLeftAlone) {
+  ASSERT_TRUE(::ndr::testing::WriteFile(target_, "precious"));
+  EXPECT_EQ(Unpublish("blk-1", target_).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(Publish(BlockPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  std::string contents;
+  ASSERT_TRUE(ReadFile(target_, &contents));
+  EXPECT_EQ(contents, "precious");
+  EXPECT_THAT(IndexedTargets(), ::testing::IsEmpty());
+
+  // A symlink is not ours either, even to an empty file.
+  ASSERT_TRUE(::ndr::testing::WriteFile(dir_.Join("empty"), ""));
+  const std::string link = dir_.Join("kubelet/publish/pv-1/link");
+  ASSERT_EQ(symlink(dir_.Join("empty").c_str(), link.c_str()), 0);
+  EXPECT_EQ(Unpublish("blk-1", link).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  csi::v1::NodePublishVolumeRequest at_link = BlockPublish();
+  at_link.set_target_path(link);
+  EXPECT_EQ(Publish(at_link).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  struct stat st;
+  EXPECT_EQ(lstat(link.c_str(), &st), 0);
+
+  // An empty file, as a publish that failed half-way leaves, holds nothing: it is removed, or
+  // taken over by a publish.
+  ASSERT_EQ(unlink(target_.c_str()), 0);
+  ASSERT_TRUE(::ndr::testing::WriteFile(target_, ""));
+  EXPECT_TRUE(Unpublish("blk-1", target_).ok());
+  EXPECT_FALSE(IsRegularFile(target_));
+  ASSERT_TRUE(::ndr::testing::WriteFile(target_, ""));
+  EXPECT_TRUE(Publish(BlockPublish()).ok());
+  EXPECT_THAT(IndexedTargets(), ::testing::ElementsAre(target_));
+}
+
+TEST_F(BlockDriverTest, MountAndBlockTargetsDoNotMix) {
+  // A block publish over a mount volume's directory, and a mount publish over a block target.
+  csi::v1::NodePublishVolumeRequest mount = ValidPublish();
+  mount.set_target_path(target_);
+  ASSERT_TRUE(Publish(mount).ok());
+  csi::v1::NodePublishVolumeRequest block = BlockPublish();
+  EXPECT_EQ(Publish(block).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  ASSERT_TRUE(Unpublish("csi-abc", target_).ok());
+  ASSERT_TRUE(Publish(block).ok());
+  EXPECT_EQ(Publish(mount).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_TRUE(IsRegularFile(target_));
+}
+
+TEST_F(BlockDriverTest, MissingParentIsFailedPreconditionAndCreatesNothing) {
+  csi::v1::NodePublishVolumeRequest request = BlockPublish();
+  request.set_target_path(dir_.Join("kubelet/publish/pv-9/pod-uid-1"));
+  EXPECT_EQ(Publish(request).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  struct stat st;
+  EXPECT_NE(stat(data_.c_str(), &st), 0) << "the data directory was made for nothing";
+}
+
+// --stage-unstage with block volumes: the image is made at stage time.
+class BlockStagingDriverTest : public BlockDriverTest {
+ protected:
+  void SetUp() override {
+    StartBlock(/*stage_unstage=*/true);
+    ASSERT_EQ(mkdir(staging_.c_str(), 0750), 0);
+  }
+};
+
+TEST_F(BlockStagingDriverTest, HostileVolumeIdsStayInTheDataDirectory) {
+  const std::vector<std::string> before = Tree(dir_.path());
+  struct Case {
+    std::string id;
+    std::string image;
+  } cases[] = {
+      {"../../x", "xLi4vLi4veA.img"},
+      {"../data/../../y", "xLi4vZGF0YS8uLi8uLi95.img"},
+      {"/etc/passwd", "xL2V0Yy9wYXNzd2Q.img"},
+      {"..", "...img"},
+      // The longest ID (the CSI spec's 128 bytes): 42 times "///" is "Ly8v", then "//" "Ly8".
+      {std::string(128, '/'), [] {
+         std::string name = "x";
+         for (int i = 0; i < 42; ++i) name += "Ly8v";
+         return name + "Ly8.img";
+       }()},
+  };
+  for (const Case& c : cases) {
+    const std::string label = c.id.substr(0, 20);
+    csi::v1::NodeStageVolumeRequest stage = BlockStage();
+    stage.set_volume_id(c.id);
+    ASSERT_TRUE(Stage(stage).ok()) << label;
+    csi::v1::NodePublishVolumeRequest publish = BlockPublish();
+    publish.set_volume_id(c.id);
+    ASSERT_TRUE(Publish(publish).ok()) << label;
+
+    std::vector<std::string> images = ::ndr::testing::DirEntries(data_);
+    images.erase(std::remove(images.begin(), images.end(), kBlockIndexFile), images.end());
+    ASSERT_EQ(images.size(), 1u) << label << ": " << ::testing::PrintToString(images);
+    EXPECT_EQ(images[0], c.image) << label;
+    // Nothing anywhere else: the tree is what it was, plus the data directory, the image, the
+    // index, the staged record and the target.
+    std::vector<std::string> expected = before;
+    for (const std::string& p :
+         {std::string("data/"), "data/" + images[0], std::string("data/") + kBlockIndexFile,
+          std::string("kubelet/publish/pv-1/pod-uid-1"),
+          std::string("kubelet/staging/pv-1/") + kStagedFile}) {
+      expected.push_back(p);
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(Tree(dir_.path()), expected) << label;
+
+    ASSERT_TRUE(Unpublish(c.id, target_).ok()) << label;
+    ASSERT_TRUE(Unstage(c.id, staging_).ok()) << label;
+    ::ndr::testing::RemoveRecursively(data_);  // the next case starts without images
+  }
+}
+
+TEST_F(BlockStagingDriverTest, StagePublishUnpublishUnstage) {
+  // Not staged: FAILED_PRECONDITION, and nothing is made.
+  EXPECT_EQ(Publish(BlockPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(IsRegularFile(target_));
+  struct stat st;
+  EXPECT_NE(stat(data_.c_str(), &st), 0);
+
+  ASSERT_TRUE(Stage(BlockStage()).ok());
+  std::string staged;
+  ASSERT_TRUE(ReadFile(staging_ + "/" + kStagedFile, &staged));
+  EXPECT_THAT(staged, HasSubstr("volume_id blk-1"));
+  EXPECT_THAT(staged, HasSubstr("block"));
+  off_t size = -1;
+  ASSERT_TRUE(IsRegularFile(data_ + "/blk-1.img", &size)) << "stage made no disk image";
+  EXPECT_EQ(size, kImageSize);
+  EXPECT_TRUE(Stage(BlockStage()).ok());  // idempotent
+  csi::v1::NodeStageVolumeRequest as_mount = BlockStage();
+  as_mount.mutable_volume_capability()->mutable_mount();
+  EXPECT_EQ(Stage(as_mount).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+
+  // Staged elsewhere is not staged here.
+  csi::v1::NodePublishVolumeRequest elsewhere = BlockPublish();
+  elsewhere.set_staging_target_path(dir_.Join("kubelet/staging"));
+  EXPECT_EQ(Publish(elsewhere).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  EXPECT_TRUE(IsRegularFile(target_));
+  ASSERT_TRUE(Unpublish("blk-1", target_).ok());
+  EXPECT_EQ(Unstage("blk-2", staging_).error_code(), grpc::StatusCode::NOT_FOUND);
+  ASSERT_TRUE(Unstage("blk-1", staging_).ok());
+  EXPECT_TRUE(Unstage("blk-1", staging_).ok());  // idempotent
+  EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::IsEmpty());
+  EXPECT_TRUE(IsRegularFile(data_ + "/blk-1.img")) << "the image is the volume's data; it stays";
+  EXPECT_EQ(Publish(BlockPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(BlockDriverTest, RejectPodInfoAppliesToBlockVolumes) {
+  server_->Shutdown();
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  StartBlock(/*stage_unstage=*/false, /*reject_pod_info=*/true);
+  grpc::Status status = Publish(BlockPublish());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("csi.storage.k8s.io/pod.name"));
+  EXPECT_FALSE(IsRegularFile(target_));
+  // Keys that could not be file names are fine: nothing is written for them.
+  csi::v1::NodePublishVolumeRequest plain = BlockPublish();
+  plain.clear_volume_context();
+  (*plain.mutable_volume_context())["a b/../c"] = "1";
+  EXPECT_TRUE(Publish(plain).ok());
+}
+
+TEST_F(SampleDriverTest, BlockVolumesNeedADataDirectory) {
+  csi::v1::NodePublishVolumeRequest request = ValidPublish();
+  request.mutable_volume_capability()->mutable_block();
+  grpc::Status status = Publish(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("no data directory"));
+  struct stat st;
+  EXPECT_NE(stat(dir_.Join("pod/mount").c_str(), &st), 0);
+}
+
 TEST(ValidateDriverOptionsTest, Table) {
   struct Case {
     const char* name;
@@ -358,11 +717,12 @@ TEST(ValidateDriverOptionsTest, Table) {
       {"bad name", [](DriverOptions* o) { o->name = "../../etc/x"; }, "--drivername"},
       {"long name", [](DriverOptions* o) { o->name = std::string(64, 'a'); }, "--drivername"},
       {"empty node id", [](DriverOptions* o) { o->node_id = ""; }, "--nodeid: must not be empty"},
-      {"long node id", [](DriverOptions* o) { o->node_id = std::string(257, 'n'); },
-       "257 bytes"},
+      {"long node id", [](DriverOptions* o) { o->node_id = std::string(257, 'n'); }, "257 bytes"},
       {"256-byte node id", [](DriverOptions* o) { o->node_id = std::string(256, 'n'); }, nullptr},
       {"negative max", [](DriverOptions* o) { o->max_volumes_per_node = -1; },
        "--max-volumes-per-node"},
+      {"relative data dir", [](DriverOptions* o) { o->data_dir = "data"; }, "--data-dir"},
+      {"absolute data dir", [](DriverOptions* o) { o->data_dir = "/var/lib/x"; }, nullptr},
   };
   for (const Case& c : cases) {
     DriverOptions options;
