@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include "absl/strings/str_cat.h"
 #include "hostutil/loop_device.h"
 #include "hostutil/mount.h"
@@ -23,7 +22,6 @@ absl::Status ErrnoError(absl::string_view message, int err) {
 }
 
 bool IsDevice(const struct stat& st) { return S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode); }
-
 
 }  // namespace
 
@@ -130,13 +128,13 @@ absl::Status VolumePathHandler::UnmapDevice(const std::string& map_path,
   }
   if (IsDevice(st)) {
     if (!change_host_) {
-      Skipped("unmount", link_path, "");
+      (void)Skipped("unmount", link_path, "");
     } else if (absl::Status s = hostutil::Unmount(link_path); !s.ok()) {
       return Step("unmount", link_path, "",
                   absl::Status(s.code(), absl::StrCat("failed to unmount linkPath ", link_path,
                                                       ": ", s.message())));
     } else {
-      Step("unmount", link_path, "", absl::OkStatus());
+      (void)Step("unmount", link_path, "", absl::OkStatus());
     }
   }
   absl::Status status = absl::OkStatus();
