@@ -139,6 +139,9 @@ TEST_F(KubeletBlockTest, StagedBlockVolume) {
   EXPECT_THAT(out, HasSubstr("\"result\": \"skipped: --block-host-ops=skip\""));
   EXPECT_THAT(out, HasSubstr("\"operation\": \"symlink\""));
   EXPECT_THAT(out, HasSubstr("\"operation\": \"attach loop device\""));
+  // The mapping comes after the volume's five calls (the handshake's NodeGetInfo is not its).
+  EXPECT_THAT(out, HasSubstr("\"afterCalls\": 5"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("\"afterCalls\": 0")));
 
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
   EXPECT_THAT(driver_.Take(),
@@ -152,6 +155,9 @@ TEST_F(KubeletBlockTest, StagedBlockVolume) {
                                kStaging, "\""),
               }));
   EXPECT_THAT(Files(), ElementsAreArray(UnmappedFiles(/*staged=*/true, {"uid-a"})));
+  // The unmapping comes before the calls: UnmapBlockVolume, then UnmapPodDevice.
+  EXPECT_THAT(out, HasSubstr("\"afterCalls\": 0"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("\"afterCalls\": 1")));
 }
 
 // A driver that does not stage still gets the staging path in NodePublishVolume, and none is

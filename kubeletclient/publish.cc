@@ -57,6 +57,7 @@ void Report(const VolumeOutcome& volume, json* entry) {
       json item = {{"operation", step.operation}, {"path", step.path}};
       if (!step.detail.empty()) item["detail"] = step.detail;
       item["result"] = step.result;
+      item["afterCalls"] = step.after_calls;  // its place among the calls
       steps.push_back(item);
     }
     (*entry)["hostOperations"] = steps;

@@ -9,16 +9,30 @@ ndr_install_deps
 step() { printf '\n==> %s\n' "$*"; }
 indent() { sed 's/^/    /'; }
 # Prints, from kubeletclient publish/unpublish's JSON report, each volume's calls to the driver
-# in order (one line each, secrets already redacted) and its result.
+# in order (one line each, secrets already redacted), its steps on the host, and its result; a
+# volume kubelet's CSI plugin leaves alone is one line saying why.
 calls() {
   /usr/bin/python3 -c '
 import json, sys
 report = json.load(sys.stdin)
 for volume in report.get("volumes", []):
-    print(volume.get("volume") or volume.get("volumeDir"))
-    for call in volume["calls"]:
+    name = volume.get("volume") or volume.get("volumeDir") or volume.get("volumeDevice")
+    if "skipped" in volume:
+        print(name + ": skipped: " + volume["skipped"])
+        continue
+    print(name + ("" if "volumeMode" not in volume else " (" + volume["volumeMode"] + ")"))
+    steps = volume.get("hostOperations", [])
+    def host(until):
+        while steps and steps[0]["afterCalls"] <= until:
+            step = steps.pop(0)
+            detail = " (" + step["detail"] + ")" if "detail" in step else ""
+            print("    host: " + step["operation"] + " " + step["path"] + detail + ": " +
+                  step["result"])
+    for done, call in enumerate(volume.get("calls", [])):
+        host(done)
         request = json.dumps(call["request"], sort_keys=True)
         print("    " + call["method"] + ("" if request == "{}" else " " + request))
+    host(float("inf"))
     for note in volume.get("notes", []):
         print("    (" + note + ")")
     print("    result: " + volume["result"])
@@ -30,6 +44,16 @@ pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  # If the demo stopped half-way as root: the block volume's bind mounts and loop devices first.
+  if [ "$(id -u)" -eq 0 ]; then
+    { grep -o " $work[^ ]*" /proc/self/mounts 2>/dev/null || true; } | sort -r |
+      while read -r m; do umount "$m" 2>/dev/null || true; done
+    for f in /sys/block/loop*/loop/backing_file; do
+      if [ -r "$f" ] && grep -q "^$work" "$f"; then
+        losetup -d "/dev/$(basename "$(dirname "$(dirname "$f")")")" 2>/dev/null || true
+      fi
+    done
+  fi
   rm -rf "$work"
   bazel shutdown >/dev/null 2>&1 || true
 }
@@ -99,7 +123,7 @@ step "One more handshake with the registration socket (kubeletclient probe), fir
   indent
 echo "    ..."
 
-step "A pod with two CSI volumes (test/demo/pod.yaml), the driver's CSIDriver object, and the objects of its persistent volume"
+step "A pod with three CSI volumes and an emptyDir (test/demo/pod.yaml), the driver's CSIDriver object, and the objects of its persistent volumes"
 indent < test/demo/pod.yaml
 echo "    ---"
 indent < test/demo/csidriver.yaml
@@ -109,7 +133,11 @@ indent < test/demo/volume.yaml
 step "Publishing the pod's volumes as kubelet would (kubeletclient publish): every call to the driver"
 echo "    The persistent volume: WaitForAttach (its VolumeAttachment is attached; its metadata is"
 echo "    the publish context), MountDevice (NodeStageVolume), SetUp (NodePublishVolume); the"
-echo "    inline volume: SetUp only. NodeGetCapabilities is asked as often as kubelet asks it."
+echo "    inline volume: SetUp only; the raw block volume: WaitForAttach, SetUpDevice"
+echo "    (NodeStageVolume), MapPodDevice (NodePublishVolume: the driver puts a device at a file)"
+echo "    and kubelet's mapping: a bind mount, the pod's link and a loop device (as root; said"
+echo "    skipped otherwise). The emptyDir is not the CSI plugin's: skipped, and said so."
+echo "    NodeGetCapabilities is asked as often as kubelet asks it."
 "$bin/kubeletclient/kubeletclient" publish --pod=test/demo/pod.yaml \
   --objects=test/demo/csidriver.yaml,test/demo/volume.yaml --plugin-registry-dir="$registry" \
   --root-dir="$work/kubelet" --node-name=demo-node \
@@ -130,13 +158,28 @@ indent < "$device_dir/globalmount/.sample-csi-staged" | indent
 echo "    $pod_dir/pv-demo-data/vol_data.json:"
 echo "      $(cat "$pod_dir/pv-demo-data/vol_data.json")"
 
+step "The raw block volume: what the pod's container gets as /dev/xvda"
+pod_devices="$work/kubelet/pods/0b2c8d9e-5f4a-4c3b-8a71-6d1e2f3a4b5c/volumeDevices/kubernetes.io~csi"
+block_dir="$work/kubelet/plugins/kubernetes.io/csi/volumeDevices"
+echo "    $pod_devices/pv-demo-disk -> $(readlink "$pod_devices/pv-demo-disk")"
+echo "    the publish file: $(stat -c '%F' "$block_dir/publish/pv-demo-disk/0b2c8d9e-5f4a-4c3b-8a71-6d1e2f3a4b5c")"
+echo "    $block_dir/pv-demo-disk/data/vol_data.json:"
+echo "      $(cat "$block_dir/pv-demo-disk/data/vol_data.json")"
+if grep -q " $block_dir/pv-demo-disk/dev/" /proc/self/mounts 2>/dev/null; then
+  echo "    the bind mount kubelet makes (from /proc/self/mounts):"
+  grep " $block_dir/pv-demo-disk/dev/" /proc/self/mounts | cut -d' ' -f1,2 | indent | indent
+fi
+
 step "Tearing the volumes down in kubelet's order (kubeletclient unpublish reads vol_data.json back)"
-echo "    TearDown (NodeUnpublishVolume) for each volume; then, as no other pod on the node uses the"
-echo "    persistent volume, UnmountDevice (NodeUnstageVolume) and its device directory goes."
+echo "    TearDown (NodeUnpublishVolume) for each filesystem volume; then, as no other pod on the"
+echo "    node uses the persistent volume, UnmountDevice (NodeUnstageVolume) and its device"
+echo "    directory goes. The block volume: the loop device, the link and the bind mount, then"
+echo "    UnmapPodDevice (NodeUnpublishVolume) and TearDownDevice (NodeUnstageVolume)."
 "$bin/kubeletclient/kubeletclient" unpublish --pod=test/demo/pod.yaml \
   --plugin-registry-dir="$registry" --root-dir="$work/kubelet" 2>/dev/null | calls
 [ ! -e "$pod_dir/pod-info" ] && [ ! -e "$pod_dir/pv-demo-data" ] && [ ! -e "$device_dir" ] &&
-  echo "    the pod's volume directories and $device_dir are gone"
+  [ ! -e "$pod_devices/pv-demo-disk" ] && [ ! -e "$block_dir/pv-demo-disk" ] &&
+  echo "    the pod's volume directories and links, $device_dir and $block_dir/pv-demo-disk are gone"
 
 step "Stopping the registrar with SIGTERM: its socket goes, the driver is deregistered"
 kill -TERM "$registrar_pid"

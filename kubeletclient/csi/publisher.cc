@@ -106,7 +106,8 @@ VolumeOutcome PublishBlockVolume(const VolumePlan& plan, const ObjectSet& object
                                  const std::string& pod_ns, const NodeOptions& options) {
   VolumeOutcome outcome;
   CsiNodeClient client(plan.endpoint, options.timeout, &outcome.calls);
-  VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps);
+  VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps,
+                            [&outcome] { return outcome.calls.size(); });
   const BlockPaths& paths = *plan.block;
   outcome.status = SaveBlockVolumeData(plan);
   if (!outcome.status.ok()) return outcome;
@@ -298,7 +299,8 @@ VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::S
       spec_name == volume.data.end() ? plan.spec_name : spec_name->second;
   if (plan.block.has_value()) {
     // The PV's name is the entry's (checked by BlockPathsFor): it names the link and the paths.
-    VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps);
+    VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps,
+                            [&outcome] { return outcome.calls.size(); });
     outcome.status = UnmapBlockVolumeOfPod(*plan.block, plan.pod_uid, volume.handle,
                                            plan.spec_name, options, &client, &handler,
                                            &outcome.notes);

@@ -26,20 +26,30 @@ bool IsDevice(const struct stat& st) { return S_ISBLK(st.st_mode) || S_ISCHR(st.
 }  // namespace
 
 VolumePathHandler::VolumePathHandler(bool change_host, std::string skip_reason,
-                                     std::vector<HostStep>* steps)
-    : change_host_(change_host), skip_reason_(std::move(skip_reason)), steps_(steps) {}
+                                     std::vector<HostStep>* steps,
+                                     std::function<size_t()> calls_so_far)
+    : change_host_(change_host),
+      skip_reason_(std::move(skip_reason)),
+      steps_(steps),
+      calls_so_far_(std::move(calls_so_far)) {}
+
+void VolumePathHandler::Record(std::string operation, std::string path, std::string detail,
+                               std::string result) {
+  steps_->push_back({std::move(operation), std::move(path), std::move(detail), std::move(result),
+                     calls_so_far_ ? calls_so_far_() : 0});
+}
 
 absl::Status VolumePathHandler::Step(std::string operation, std::string path, std::string detail,
                                      const absl::Status& status) {
-  steps_->push_back({std::move(operation), std::move(path), std::move(detail),
-                     status.ok() ? "done" : absl::StrCat("failed: ", status.message())});
+  Record(std::move(operation), std::move(path), std::move(detail),
+         status.ok() ? "done" : absl::StrCat("failed: ", status.message()));
   return status;
 }
 
 absl::Status VolumePathHandler::Skipped(std::string operation, std::string path,
                                         std::string detail) {
-  steps_->push_back({std::move(operation), std::move(path), std::move(detail),
-                     absl::StrCat("skipped: ", skip_reason_)});
+  Record(std::move(operation), std::move(path), std::move(detail),
+         absl::StrCat("skipped: ", skip_reason_));
   return absl::OkStatus();
 }
 
@@ -83,7 +93,7 @@ absl::Status VolumePathHandler::MapDevice(const std::string& device_path,
     close(fd);
   } else if (IsDevice(st)) {
     // "Map skipped because bind mount already exist on the path".
-    steps_->push_back({"bind mount", link_path, device_path, "done: it is mounted already"});
+    Record("bind mount", link_path, device_path, "done: it is mounted already");
     return absl::OkStatus();
   }
   if (!change_host_) return Skipped("bind mount", link_path, device_path);
@@ -110,7 +120,7 @@ absl::Status VolumePathHandler::UnmapDevice(const std::string& map_path,
   if (!bind_mount) {
     // unmapSymlinkDevice: only a symbolic link is removed.
     if (!exists || !S_ISLNK(st.st_mode)) {
-      steps_->push_back({"remove symlink", link_path, "", "done: there is none"});
+      Record("remove symlink", link_path, "", "done: there is none");
       return absl::OkStatus();
     }
     absl::Status status = absl::OkStatus();
@@ -123,7 +133,7 @@ absl::Status VolumePathHandler::UnmapDevice(const std::string& map_path,
   // removed, which fails if it is a mount point after all (a driver that published a plain
   // file: kubelet would fail here too).
   if (!exists) {
-    steps_->push_back({"unmount", link_path, "", "done: there is none"});
+    Record("unmount", link_path, "", "done: there is none");
     return absl::OkStatus();
   }
   if (IsDevice(st)) {
@@ -178,7 +188,7 @@ absl::Status VolumePathHandler::AttachFileDevice(const std::string& path) {
                                                  existing.status().message())));
   }
   if (existing->has_value()) {
-    steps_->push_back({"attach loop device", path, **existing, "done: it is attached already"});
+    Record("attach loop device", path, **existing, "done: it is attached already");
     return absl::OkStatus();
   }
   if (!change_host_) return Skipped("attach loop device", path, "");
@@ -201,7 +211,7 @@ absl::Status VolumePathHandler::DetachFileDevice(const std::string& path) {
   }
   if (!device->has_value()) {
     // "couldn't find loopback device which takes file descriptor lock. Skip detaching device."
-    steps_->push_back({"detach loop device", path, "", "done: there is none"});
+    Record("detach loop device", path, "", "done: there is none");
     return absl::OkStatus();
   }
   if (!change_host_) return Skipped("detach loop device", path, **device);

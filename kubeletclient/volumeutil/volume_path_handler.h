@@ -16,6 +16,7 @@
 #ifndef NDR_KUBELETCLIENT_VOLUMEUTIL_VOLUME_PATH_HANDLER_H_
 #define NDR_KUBELETCLIENT_VOLUMEUTIL_VOLUME_PATH_HANDLER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,13 +30,16 @@ struct HostStep {
   std::string path;       // what it was done to
   std::string detail;     // the source of a bind mount, a link's target, a loop device
   std::string result;     // "done", "skipped: <why>", or "failed: <error>"
+  size_t after_calls = 0;  // how many calls to the driver came before it (for the report)
 };
 
 class VolumePathHandler {
  public:
   // `change_host`: make bind mounts and loop devices; otherwise skip them, saying `skip_reason`.
-  // Steps are appended to `steps`.
-  VolumePathHandler(bool change_host, std::string skip_reason, std::vector<HostStep>* steps);
+  // Steps are appended to `steps`; `calls_so_far`, if given, says how many calls to the driver
+  // came before each (HostStep::after_calls), so that a report can tell the whole order.
+  VolumePathHandler(bool change_host, std::string skip_reason, std::vector<HostStep>* steps,
+                    std::function<size_t()> calls_so_far = nullptr);
 
   // MapDevice: `map_path` (created 0750) / `link_name` becomes a bind mount of `device_path`, or a
   // symbolic link to it.
@@ -58,10 +62,12 @@ class VolumePathHandler {
   absl::Status Step(std::string operation, std::string path, std::string detail,
                     const absl::Status& status);
   absl::Status Skipped(std::string operation, std::string path, std::string detail);
+  void Record(std::string operation, std::string path, std::string detail, std::string result);
 
   const bool change_host_;
   const std::string skip_reason_;
   std::vector<HostStep>* const steps_;
+  const std::function<size_t()> calls_so_far_;
 };
 
 // util.MapBlockVolume: steps 1 to 3 above, with kubelet's error texts.
