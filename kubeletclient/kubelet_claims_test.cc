@@ -44,66 +44,113 @@ std::string EphemeralPod() {
                  "[ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}}}");
 }
 
-TEST_F(KubeletClaimsTest, GenericEphemeralVolumeIsPublishedAsItsPv) {
-  auto claim = [](const std::string& owner) {
-    std::string objects = ClaimAndVolume("[ReadWriteOnce]", "", "", "web-scratch");
-    // The ephemeral volume controller makes the pod the claim's controlling owner.
-    const std::string metadata = "metadata: {name: web-scratch, namespace: shop, uid: claim-uid-1}";
-    objects.replace(objects.find(metadata), metadata.size(),
-                    "metadata:\n  name: web-scratch\n  namespace: shop\n  uid: claim-uid-1\n"
-                    "  ownerReferences: " + owner);
-    return objects;
+// The ephemeral volume controller's claim web-scratch with `owners` (a YAML flow list), bound
+// to pv-1.
+std::string EphemeralClaim(const std::string& owners) {
+  std::string objects = ClaimAndVolume("[ReadWriteOnce]", "", "", "web-scratch");
+  const std::string metadata = "metadata: {name: web-scratch, namespace: shop, uid: claim-uid-1}";
+  objects.replace(objects.find(metadata), metadata.size(),
+                  "metadata:\n  name: web-scratch\n  namespace: shop\n  uid: claim-uid-1\n"
+                  "  ownerReferences: " + owners);
+  return objects;
+}
+
+// The files of pv-1 published for pod uid-a by a driver that neither attaches nor stages.
+std::vector<std::string> PublishedFiles(const std::string& context = "") {
+  return {
+      "plugins/",
+      "plugins/kubernetes.io/",
+      "plugins/kubernetes.io/csi/",
+      "plugins/kubernetes.io/csi/rec.csi.example.com/",
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/"),
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount/"),
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha,
+                   "/vol_data.json = {\"driverName\":\"rec.csi.example.com\",", context,
+                   "\"volumeHandle\":\"vol-1\"}\n"),
+      "pods/",
+      "pods/uid-a/",
+      "pods/uid-a/volumes/",
+      "pods/uid-a/volumes/kubernetes.io~csi/",
+      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/",
+      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount/",
+      absl::StrCat("pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = {\"attachmentID\":\"",
+                   kVol1Attachment,
+                   "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\",", context,
+                   "\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
+                   "\"volumeLifecycleMode\":\"Persistent\"}\n"),
   };
+}
+
+// What the last unpublish leaves: the driver's directory, the pod's volume directories.
+const std::vector<std::string> kTornDown = {
+    "plugins/", "plugins/kubernetes.io/", "plugins/kubernetes.io/csi/",
+    "plugins/kubernetes.io/csi/rec.csi.example.com/", "pods/", "pods/uid-a/",
+    "pods/uid-a/volumes/", "pods/uid-a/volumes/kubernetes.io~csi/"};
+
+// A generic ephemeral volume whose claim this pod controls: published exactly as the PV the claim
+// is bound to, named after the PV.
+TEST_F(KubeletClaimsTest, GenericEphemeralVolumeBound) {
+  Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")},
+           {"claim.yaml", EphemeralClaim("[{apiVersion: v1, kind: Pod, name: web, uid: uid-a, "
+                                         "controller: true, blockOwnerDeletion: true}]")}});
   const std::string pod = EphemeralPod();
   std::string out;
-  // The claim <pod>-<volume> missing: kubelet's text, nothing sent.
-  Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
-  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
-  EXPECT_THAT(out, HasSubstr("volume \"scratch\": error processing PVC shop/web-scratch: failed to "
-                             "fetch PVC from API server: persistentvolumeclaims \"web-scratch\" "
-                             "not found"));
-  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
-  // Another pod's claim of the same name (an older pod "web"): not this pod's.
-  for (const std::string& owner :
-       {std::string("[{apiVersion: v1, kind: Pod, name: web, uid: uid-old, controller: true}]"),
-        std::string("[{apiVersion: v1, kind: Pod, name: web, uid: uid-a}]")}) {
-    Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")},
-             {"claim.yaml", claim(owner)}});
-    EXPECT_EQ(Run("publish", pod, &out), 1) << out;
-    EXPECT_THAT(out, HasSubstr("volume \"scratch\": PVC shop/web-scratch was not created for pod "
-                               "shop/web (pod is not owner); nothing was published"))
-        << owner;
-    EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
-    EXPECT_THAT(Files(), IsEmpty());
-  }
-  // Controlled by this pod: published exactly as the PV it is bound to.
-  Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")},
-           {"claim.yaml",
-            claim("[{apiVersion: v1, kind: Pod, name: web, uid: uid-a, controller: true}]")}});
   ASSERT_EQ(Run("publish", pod, &out), 0) << out;
   EXPECT_THAT(driver_.Take(),
               ElementsAreArray({
                   std::string("NodeGetInfo"),
-                  std::string("NodeGetCapabilities"),
-                  std::string("NodeGetCapabilities"),
-                  std::string("NodeGetCapabilities"),
-                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),  // MountDevice: STAGE_UNSTAGE_VOLUME
+                  std::string("NodeGetCapabilities"),  // SetUpAt: STAGE_UNSTAGE_VOLUME
+                  std::string("NodeGetCapabilities"),  // SetUpAt: VOLUME_MOUNT_GROUP
+                  std::string("NodeGetCapabilities"),  // the access-mode mapper
                   absl::StrCat("NodePublishVolume volume_id: \"vol-1\" target_path: \"", kPvTarget,
                                "\" volume_capability { mount { fs_type: \"ext4\" mount_flags: "
                                "\"noatime\" } access_mode { mode: SINGLE_NODE_WRITER } } "
                                "volume_context { key: \"tier\" value: \"gold\" }"),
               }));
   EXPECT_THAT(out, HasSubstr("\"claim\": \"shop/web-scratch\""));
-  EXPECT_THAT(Files(), ::testing::Contains(absl::StrCat(
-                           "pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = "
-                           "{\"attachmentID\":\"",
-                           kVol1Attachment,
-                           "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\","
-                           "\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
-                           "\"volumeLifecycleMode\":\"Persistent\"}\n")));
+  EXPECT_THAT(out, HasSubstr("generic ephemeral volume: claim shop/web-scratch, controlled by "
+                             "this pod, bound to PersistentVolume pv-1"));
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedFiles()));
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
-  EXPECT_THAT(driver_.TakeMethods(),
-              ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume", "NodeGetCapabilities"}));
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  absl::StrCat("NodeUnpublishVolume volume_id: \"vol-1\" target_path: \"",
+                               kPvTarget, "\""),
+                  std::string("NodeGetCapabilities"),
+              }));
+  EXPECT_THAT(Files(), ElementsAreArray(kTornDown));
+}
+
+// A claim named <pod>-<volume> that this pod does not control (an older pod of the same name
+// made it, or the pod owns it without being its controller): ephemeral.VolumeIsForPod refuses.
+TEST_F(KubeletClaimsTest, GenericEphemeralVolumeNotOwnedByThePod) {
+  for (const std::string& owners :
+       {std::string("[{apiVersion: v1, kind: Pod, name: web, uid: uid-old, controller: true}]"),
+        std::string("[{apiVersion: v1, kind: Pod, name: web, uid: uid-a}]")}) {
+    Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")},
+             {"claim.yaml", EphemeralClaim(owners)}});
+    std::string out;
+    EXPECT_EQ(Run("publish", EphemeralPod(), &out), 1) << out;
+    EXPECT_THAT(out, HasSubstr("volume \"scratch\": PVC shop/web-scratch was not created for pod "
+                               "shop/web (pod is not owner); nothing was published"))
+        << owners;
+    EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"})) << owners;
+    EXPECT_THAT(Files(), IsEmpty()) << owners;
+  }
+}
+
+// The claim <pod>-<volume> does not exist (the ephemeral volume controller has not made it yet).
+TEST_F(KubeletClaimsTest, GenericEphemeralVolumeClaimMissing) {
+  Objects({{"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  std::string out;
+  EXPECT_EQ(Run("publish", EphemeralPod(), &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("volume \"scratch\": error processing PVC shop/web-scratch: failed to "
+                             "fetch PVC from API server: persistentvolumeclaims \"web-scratch\" "
+                             "not found"));
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
+  EXPECT_THAT(Files(), IsEmpty());
 }
 
 // getPVCExtractPV and getPVSpec: each refusal in kubelet's words, before anything is sent.
@@ -173,55 +220,56 @@ TEST_F(KubeletClaimsTest, SeLinuxMountContext) {
       PodYaml("db", "uid-a", kClaimVolume,
               "  securityContext: {seLinuxOptions: {user: user_u, role: role_r, type: spc_t, "
               "level: \"s0:c11,c22\"}}\n");
-  const std::string flags =
-      "mount { fs_type: \"ext4\" mount_flags: \"noatime\" mount_flags: "
-      "\"context=\\\"user_u:object_r:container_file_t:s0:c11,c22\\\"\" }";
+  // The calls of a staged volume, with `flags` as the mount flags.
+  auto expected = [&](const std::string& flags) -> std::vector<std::string> {
+    const std::string capability =
+        absl::StrCat("volume_capability { mount { fs_type: \"ext4\" mount_flags: \"noatime\"",
+                     flags, " } access_mode { mode: SINGLE_NODE_WRITER } }");
+    return {"NodeGetInfo",
+            "NodeGetCapabilities",
+            "NodeGetCapabilities",
+            "NodeGetCapabilities",
+            absl::StrCat("NodeStageVolume volume_id: \"vol-1\" staging_target_path: \"",
+                         kStagingPath, "\" ", capability,
+                         " volume_context { key: \"tier\" value: \"gold\" }"),
+            "NodeGetCapabilities",
+            "NodeGetCapabilities",
+            "NodeGetCapabilities",
+            absl::StrCat("NodePublishVolume volume_id: \"vol-1\" staging_target_path: \"",
+                         kStagingPath, "\" target_path: \"", kPvTarget, "\" ", capability,
+                         " volume_context { key: \"tier\" value: \"gold\" }")};
+  };
   std::string out;
+  // On an SELinux host: only the user and the level of the pod's options carry over.
   ASSERT_EQ(Run("publish", pod, &out, {"--host-selinux=true"}), 0) << out;
-  std::vector<std::string> calls = driver_.Take();
-  ASSERT_EQ(calls.size(), 9u);
-  EXPECT_THAT(calls[4], HasSubstr("NodeStageVolume"));
-  EXPECT_THAT(calls[4], HasSubstr(flags));
-  EXPECT_THAT(calls[8], HasSubstr("NodePublishVolume"));
-  EXPECT_THAT(calls[8], HasSubstr(flags));
-  EXPECT_THAT(calls[8], HasSubstr("access_mode { mode: SINGLE_NODE_WRITER }"));
-  const std::string context =
-      "\"seLinuxMountContext\":\"user_u:object_r:container_file_t:s0:c11,c22\"";
-  EXPECT_THAT(Files(), ::testing::Contains(absl::StrCat(
-                           "plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha,
-                           "/vol_data.json = {\"driverName\":\"rec.csi.example.com\",", context,
-                           ",\"volumeHandle\":\"vol-1\"}\n")));
-  EXPECT_THAT(Files(), ::testing::Contains(absl::StrCat(
-                           "pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = "
-                           "{\"attachmentID\":\"",
-                           kVol1Attachment,
-                           "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\",",
-                           context,
-                           ",\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
-                           "\"volumeLifecycleMode\":\"Persistent\"}\n")));
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray(expected(
+                  " mount_flags: \"context=\\\"user_u:object_r:container_file_t:s0:c11,c22\\\"\"")));
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedFiles(
+                           "\"seLinuxMountContext\":\"user_u:object_r:container_file_t:s0:c11,c22\",")));
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
-  driver_.Take();
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume",
+                                                       "NodeGetCapabilities",
+                                                       "NodeUnstageVolume"}));
+  EXPECT_THAT(Files(), ElementsAreArray(kTornDown));
 
   // A host without SELinux: no context, and the report says why.
   ASSERT_EQ(Run("publish", pod, &out, {"--host-selinux=false"}), 0) << out;
-  calls = driver_.Take();
-  ASSERT_EQ(calls.size(), 9u);
-  EXPECT_THAT(calls[4], ::testing::Not(HasSubstr("context=")));
-  EXPECT_THAT(calls[8], ::testing::Not(HasSubstr("context=")));
+  EXPECT_THAT(driver_.Take(), ElementsAreArray(expected("")));
   EXPECT_THAT(out, HasSubstr("SELinux mount: not used, the host has no SELinux "
                              "(--host-selinux=false)"));
-  for (const std::string& file : Files()) EXPECT_THAT(file, ::testing::Not(HasSubstr("seLinux")));
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedFiles()));
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
   driver_.Take();
+  EXPECT_THAT(Files(), ElementsAreArray(kTornDown));
 
-  // The gate off: none either.
+  // The gate off (v1.26's default): none either.
   ASSERT_EQ(Run("publish", pod, &out,
                 {"--host-selinux=true", "--feature-gates=SELinuxMountReadWriteOncePod=false"}),
             0)
       << out;
-  calls = driver_.Take();
-  ASSERT_EQ(calls.size(), 9u);
-  EXPECT_THAT(calls[8], ::testing::Not(HasSubstr("context=")));
+  EXPECT_THAT(driver_.Take(), ElementsAreArray(expected("")));
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedFiles()));
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
 }
 
@@ -252,9 +300,18 @@ spec:
 )";
   std::string out;
   ASSERT_EQ(Run("publish", pod, &out), 0) << out;
-  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities",
-                                                       "NodeGetCapabilities",
-                                                       "NodePublishVolume"}));
+  // Only the CSI volume the container mounts: csi- + sha256("uid-a" + "scratch").
+  const std::string handle = "csi-f16568175e9bc143f37c5c3a79ebefa0420e3bd228332868514e1ad642187d53";
+  EXPECT_THAT(driver_.Take(),
+              ElementsAreArray({
+                  std::string("NodeGetInfo"),
+                  std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),
+                  absl::StrCat("NodePublishVolume volume_id: \"", handle,
+                               "\" target_path: \"<root>/pods/uid-a/volumes/kubernetes.io~csi/"
+                               "scratch/mount\" volume_capability { mount { } access_mode { mode: "
+                               "SINGLE_NODE_WRITER } }"),
+              }));
   EXPECT_THAT(out, HasSubstr("\"volume\": \"cache\",\n      \"skipped\": \"emptyDir: not a CSI "
                              "volume\""));
   EXPECT_THAT(out, HasSubstr("\"volume\": \"settings\",\n      \"skipped\": \"configMap: not a "
@@ -264,11 +321,24 @@ spec:
   EXPECT_THAT(out, HasSubstr("\"volume\": \"scratch\",\n      \"driver\": "
                              "\"rec.csi.example.com\""));
   EXPECT_THAT(out, HasSubstr("\"result\": \"published\""));
-  EXPECT_THAT(Files(), ::testing::Contains("pods/uid-a/volumes/kubernetes.io~csi/scratch/mount/"));
-  EXPECT_THAT(Files(), ::testing::Not(::testing::Contains(
-                           "pods/uid-a/volumes/kubernetes.io~csi/forgotten/")));
+  EXPECT_THAT(Files(),
+              ElementsAreArray({
+                  std::string("pods/"),
+                  std::string("pods/uid-a/"),
+                  std::string("pods/uid-a/volumes/"),
+                  std::string("pods/uid-a/volumes/kubernetes.io~csi/"),
+                  std::string("pods/uid-a/volumes/kubernetes.io~csi/scratch/"),
+                  std::string("pods/uid-a/volumes/kubernetes.io~csi/scratch/mount/"),
+                  absl::StrCat("pods/uid-a/volumes/kubernetes.io~csi/scratch/vol_data.json = "
+                               "{\"attachmentID\":\"csi-6b1a90d10759434b789979c347d9e8c65e9dd9e6"
+                               "2ef04b7cd0be582bfab2e089\",\"driverName\":\"rec.csi.example.com\","
+                               "\"nodeName\":\"node-1\",\"specVolID\":\"scratch\",\"volumeHandle\":\"",
+                               handle, "\",\"volumeLifecycleMode\":\"Ephemeral\"}\n"),
+              }));
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
   EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo", "NodeUnpublishVolume"}));
+  EXPECT_THAT(Files(), ElementsAreArray({"pods/", "pods/uid-a/", "pods/uid-a/volumes/",
+                                         "pods/uid-a/volumes/kubernetes.io~csi/"}));
 }
 
 }  // namespace

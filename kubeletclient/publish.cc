@@ -1,6 +1,7 @@
 #include "kubeletclient/publish.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "kubeletclient/csi/driver_registry.h"
 #include "kubeletclient/objects/k8s_objects.h"
 #include "kubeletclient/pluginmanager/plugin_watcher.h"
@@ -162,8 +163,11 @@ CommandOutcome RunPublish(const PublishCommand& command) {
   }
   out["volumes"] = volumes;
   if (!refused.ok()) {
-    outcome.error = Refusal(*pod, refused, "nothing was published");
-    outcome.volume_errors.clear();  // the refusal says it
+    // One refusal naming every volume that cannot be published.
+    outcome.error = Refusal(
+        *pod, absl::Status(refused.code(), absl::StrJoin(outcome.volume_errors, "; ")),
+        "nothing was published");
+    outcome.volume_errors.clear();
     out["error"] = outcome.error;
   }
   outcome.json = out.dump(2) + "\n";

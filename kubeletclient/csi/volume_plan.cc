@@ -219,13 +219,8 @@ absl::Status PlanCsiVolume(const Pod& pod, const ObjectSet& objects,
   auto object = objects.csi_drivers.find(plan->driver);
   const CsiDriverObject* csi_driver =
       object == objects.csi_drivers.end() ? nullptr : &object->second;
-  if (absl::Status s = SupportsMode(plan->driver, plan->mode, csi_driver); !s.ok()) return s;
-  if (plan->mode == "Ephemeral" && options.allowed_inline_drivers.count(plan->driver) == 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "inline CSI volumes of driver ", plan->driver,
-        " are not allowed on this node (allowed: [",
-        absl::StrJoin(options.allowed_inline_drivers, " "), "]; see --allowed-inline-drivers)"));
-  }
+  // The desired state of world first (AddPodToVolume: the SELinux label), then what the mount
+  // operation checks (csi_mounter.go SetUpAt: the lifecycle mode; the node's inline policy).
   auto contexts = use.selinux_contexts.find(plan->pod_volume);
   absl::StatusOr<std::string> label =
       SeLinuxLabel(*plan, csi_driver,
@@ -235,6 +230,13 @@ absl::Status PlanCsiVolume(const Pod& pod, const ObjectSet& objects,
                    options, &plan->notes, &plan->selinux_conflict_is_error);
   if (!label.ok()) return label.status();
   plan->selinux_label = *label;
+  if (absl::Status s = SupportsMode(plan->driver, plan->mode, csi_driver); !s.ok()) return s;
+  if (plan->mode == "Ephemeral" && options.allowed_inline_drivers.count(plan->driver) == 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "inline CSI volumes of driver ", plan->driver,
+        " are not allowed on this node (allowed: [",
+        absl::StrJoin(options.allowed_inline_drivers, " "), "]; see --allowed-inline-drivers)"));
+  }
   auto registered = drivers.find(plan->driver);
   if (registered == drivers.end()) {
     return absl::NotFoundError(absl::StrCat("driver name ", plan->driver,
@@ -366,7 +368,7 @@ absl::Status PodPlan::FirstError() const {
 std::vector<VolumePlan*> PodPlan::ToPublish() {
   std::vector<VolumePlan*> plans;
   for (PlannedVolume& volume : volumes) {
-    if (volume.plan.has_value()) plans.push_back(&*volume.plan);
+    if (volume.plan.has_value() && volume.status.ok()) plans.push_back(&*volume.plan);
   }
   return plans;
 }

@@ -106,7 +106,9 @@ struct PlannedVolume {
   std::string name;              // the pod's volume name
   std::string skipped;           // set when kubelet's CSI plugin has nothing to do with it: why
   absl::Status status;           // why a CSI volume cannot be published (kubelet's words)
-  std::optional<VolumePlan> plan;  // a CSI volume to publish
+  // A CSI volume as planned; it keeps its plan when a later check (its attachment, the node's
+  // state) refuses it, for the report.
+  std::optional<VolumePlan> plan;
 };
 
 struct PodPlan {
@@ -114,7 +116,7 @@ struct PodPlan {
 
   // The first volume that cannot be published, as `volume "name": why`; OK if none.
   absl::Status FirstError() const;
-  // The CSI volumes to publish, in order.
+  // The CSI volumes to publish (planned, with no error), in order.
   std::vector<VolumePlan*> ToPublish();
 };
 

@@ -68,9 +68,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ndr::kubelet::WaitForAttachments(objects, options.node_name, &pod_plan);
     if (pod_plan.volumes.size() != pod.volumes.size()) abort();  // every volume is accounted for
     for (const ndr::kubelet::PlannedVolume& planned : pod_plan.volumes) {
-      // Each volume is exactly one of: skipped (with why), refused (with why), planned.
-      const int outcomes = !planned.skipped.empty() + !planned.status.ok() + planned.plan.has_value();
-      if (outcomes != 1) abort();
+      // Each volume is either skipped (with why) and nothing else, or planned, or refused with
+      // why (a volume refused after it was planned, for its attachment, keeps its plan).
+      const bool skipped = !planned.skipped.empty();
+      if (skipped && (planned.plan.has_value() || !planned.status.ok())) abort();
+      if (!skipped && !planned.plan.has_value() && planned.status.ok()) abort();
+    }
+    for (const ndr::kubelet::VolumePlan* plan : pod_plan.ToPublish()) {
+      bool found = false;  // only volumes with no error are to be published
+      for (const ndr::kubelet::PlannedVolume& planned : pod_plan.volumes) {
+        if (planned.plan.has_value() && &*planned.plan == plan) found = planned.status.ok();
+      }
+      if (!found) abort();
     }
     for (const ndr::kubelet::VolumePlan* plan : pod_plan.ToPublish()) {
       const auto& context = plan->volume_context;
