@@ -364,7 +364,7 @@ class BlockDriverTest : public SampleDriverTest {
     options.stage_unstage = stage_unstage;
     options.reject_pod_info = reject_pod_info;
     Start(options);
-    for (const std::string& d :
+    for (const char* d :
          {"kubelet", "kubelet/publish", "kubelet/publish/pv-1", "kubelet/staging"}) {
       ASSERT_TRUE(mkdir(dir_.Join(d).c_str(), 0750) == 0 || errno == EEXIST) << d;
     }
