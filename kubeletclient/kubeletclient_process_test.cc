@@ -200,6 +200,50 @@ class KubeletClientTest : public ::testing::Test {
   const std::string status_file_ = dir_.Join("status.json");
 };
 
+// --help: every command's usage line; a command's own --help, its flags and the logging flags;
+// none of glog's or gflags' own; exit 0.
+TEST_F(KubeletClientTest, HelpPerCommand) {
+  Subprocess all({Runfile(kClient), "--help"}, dir_.Join("help.log"));
+  EXPECT_EQ(all.Wait(), 0);
+  for (const char* line : {"  kubeletclient watch ", "  kubeletclient probe ",
+                           "  kubeletclient publish ", "  kubeletclient unpublish ",
+                           "Run 'kubeletclient COMMAND --help'", "  -logging-format string\n"}) {
+    EXPECT_THAT(all.Log(), HasSubstr(line));
+  }
+  unlink(dir_.Join("help.log").c_str());  // Subprocess appends to its log
+  struct Case {
+    const char* command;
+    std::vector<std::string> has, has_not;
+  } cases[] = {
+      {"publish",
+       {"Usage:\n  kubeletclient publish --pod=FILE", "  -pod string\n", "  -objects string\n",
+        "  -feature-gates string\n", "  -host-selinux string\n", "(default \"auto\")",
+        "  -block-host-ops string\n", "  -root-dir string\n", "(default \"/var/lib/kubelet\")",
+        "  -get-info-timeout duration\n", "(default 1s)", "  -node-get-info-timeout duration\n",
+        "(default 2m)", "  -v int\n"},
+       {"-node-status-file", "-registration-socket", "kubeletclient watch"}},
+      {"watch",
+       {"Usage:\n  kubeletclient watch ", "  -node-status-file string\n",
+        "  -plugin-registry-dir string\n"},
+       {"-pod string", "-feature-gates"}},
+      {"probe", {"  -registration-socket string\n"}, {"-pod string"}},
+      {"unpublish", {"  -pod string\n", "  -block-host-ops string\n"}, {"-objects", "-feature-gates"}},
+  };
+  for (const Case& c : cases) {
+    Subprocess help({Runfile(kClient), c.command, "--help"}, dir_.Join("help.log"));
+    EXPECT_EQ(help.Wait(), 0) << c.command;
+    const std::string out = help.Log();
+    for (const std::string& text : c.has) EXPECT_THAT(out, HasSubstr(text)) << c.command;
+    for (const std::string& text : c.has_not) {
+      EXPECT_THAT(out, ::testing::Not(HasSubstr(text))) << c.command;
+    }
+    for (const char* internal : {"logmailer", "flagfile", "/build/", "logtostderr"}) {
+      EXPECT_THAT(out, ::testing::Not(HasSubstr(internal))) << c.command;
+    }
+    unlink(dir_.Join("help.log").c_str());
+  }
+}
+
 TEST_F(KubeletClientTest, DiscoversExistingAndNewSocketsAndDeregisters) {
   auto driver_a = StartDriver("a.example.com", csi_dir_ + "/a.sock");
   auto driver_b = StartDriver("b.example.com", csi_dir_ + "/b.sock");

@@ -10,8 +10,11 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "api/go_duration.h"
+#include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
 #include "absl/strings/str_split.h"
@@ -22,28 +25,29 @@
 
 DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
               "Directory where plugins put their registration sockets (watched recursively).");
-DEFINE_string(node_status_file, "", "watch: JSON file with the node's CSI status. Required.");
-DEFINE_string(node_name, "", "watch: the node's name (default: this host's name).");
-DEFINE_string(registration_socket, "", "probe: the registration socket to probe. Required.");
-DEFINE_string(pod, "", "publish, unpublish: the Pod (YAML or JSON). Required.");
+DEFINE_string(node_status_file, "", "JSON file with the node's CSI status. Required.");
+DEFINE_string(node_name, "", "The node's name (default: this host's name).");
+DEFINE_string(registration_socket, "", "The registration socket to probe. Required.");
+DEFINE_string(pod, "", "The Pod (YAML or JSON). Required.");
 DEFINE_string(objects, "",
-              "publish: files or directories, comma-separated, with the PersistentVolumeClaims, "
-              "PersistentVolumes, CSIDrivers and Secrets the pod's volumes need.");
-DEFINE_string(root_dir, "/var/lib/kubelet", "publish, unpublish: kubelet's root directory.");
+              "Files or directories, comma-separated, with the PersistentVolumeClaims, "
+              "PersistentVolumes, CSIDrivers, VolumeAttachments and Secrets the pod's volumes "
+              "need.");
+DEFINE_string(root_dir, "/var/lib/kubelet", "Kubelet's root directory.");
 DEFINE_string(allowed_inline_drivers, "",
-              "publish: drivers whose inline (ephemeral) volumes this node allows, "
-              "comma-separated; empty allows none.");
+              "Drivers whose inline (ephemeral) volumes this node allows, comma-separated; empty "
+              "allows none.");
 DEFINE_string(feature_gates, "",
-              "publish, unpublish: kubelet's feature gates that change what is sent, "
-              "Name=bool,... (ReadWriteOncePod=true, SELinuxMountReadWriteOncePod=true, "
-              "CSIVolumeHealth=false by default, as in a current kubelet).");
+              "Kubelet's feature gates that change what is sent, Name=bool,... "
+              "(ReadWriteOncePod=true, SELinuxMountReadWriteOncePod=true, CSIVolumeHealth=false "
+              "by default, as in a current kubelet).");
 DEFINE_string(host_selinux, "auto",
-              "publish: whether this node has SELinux, for SELinux mount labels: true, false, or "
-              "auto (what this machine says).");
+              "Whether this node has SELinux, for SELinux mount labels: true, false, or auto "
+              "(what this machine says).");
 DEFINE_string(block_host_ops, "auto",
-              "publish, unpublish: the bind mounts and loop devices kubelet makes for raw block "
-              "volumes: auto (made when running as root on the host, as kubelet runs; skipped "
-              "otherwise, and the report says so) or skip (never made).");
+              "The bind mounts and loop devices kubelet makes for raw block volumes: auto (made "
+              "when running as root on the host, as kubelet runs; skipped otherwise, and the "
+              "report says so) or skip (never made).");
 DEFINE_string(get_info_timeout, "1s",
               "Deadline of GetInfo (kubelet: 1s) and of GetCSIDriverInfo, the other call on the "
               "registration socket.");
@@ -52,13 +56,66 @@ DEFINE_string(node_get_info_timeout, "2m", "Deadline of the driver's NodeGetInfo
 
 namespace {
 
-constexpr char kUsage[] =
-    "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME]\n"
-    "  kubeletclient probe --registration-socket=SOCKET\n"
-    "  kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
-    "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b] [--feature-gates=A=true,...] "
-    "[--host-selinux=auto|true|false] [--block-host-ops=auto|skip]\n"
-    "  kubeletclient unpublish --pod=FILE --root-dir=DIR --plugin-registry-dir=DIR";
+// Each command, its usage line and the flags it reads, for --help and errors.
+struct Command {
+  const char* name;
+  const char* usage;
+  std::vector<std::string> flags;
+};
+
+const std::vector<Command>& Commands() {
+  static const std::vector<std::string> kHandshake = {"get_info_timeout", "notify_timeout",
+                                                      "node_get_info_timeout"};
+  auto with_handshake = [](std::vector<std::string> flags) {
+    flags.insert(flags.end(), kHandshake.begin(), kHandshake.end());
+    return flags;
+  };
+  static const auto* commands = new std::vector<Command>{
+      {"watch",
+       "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME]",
+       with_handshake({"plugin_registry_dir", "node_status_file", "node_name"})},
+      {"probe", "kubeletclient probe --registration-socket=SOCKET",
+       with_handshake({"registration_socket"})},
+      {"publish",
+       "kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
+       "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b] "
+       "[--feature-gates=Name=bool,...] [--host-selinux=auto|true|false] "
+       "[--block-host-ops=auto|skip]",
+       with_handshake({"pod", "objects", "plugin_registry_dir", "root_dir", "node_name",
+                       "allowed_inline_drivers", "feature_gates", "host_selinux",
+                       "block_host_ops"})},
+      {"unpublish",
+       "kubeletclient unpublish --pod=FILE --root-dir=DIR --plugin-registry-dir=DIR "
+       "[--block-host-ops=auto|skip]",
+       with_handshake({"pod", "plugin_registry_dir", "root_dir", "block_host_ops"})},
+  };
+  return *commands;
+}
+
+// "  kubeletclient watch ...\n  kubeletclient probe ...": every command's usage line.
+std::string UsageLines() {
+  std::string lines;
+  for (const Command& command : Commands()) absl::StrAppend(&lines, "  ", command.usage, "\n");
+  return lines;
+}
+
+// --help: of the command named on the command line, or of them all.
+std::string Help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    for (const Command& command : Commands()) {
+      if (command.name == std::string(argv[i])) {
+        return ndr::GoFlagUsage(absl::StrCat("Usage:\n  ", command.usage, "\n\nFlags:"),
+                                {{"", command.flags},
+                                 {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
+      }
+    }
+  }
+  return ndr::GoFlagUsage(
+      absl::StrCat("kubeletclient: the kubelet's side of plugin registration and of the CSI "
+                   "volume plugin.\n\nUsage:\n",
+                   UsageLines(), "\nRun 'kubeletclient COMMAND --help' for a command's flags."),
+      {{"Logging flags (component-base), for every command:", ndr::LoggingFlagNames()}});
+}
 
 int Fail(const std::string& message) {
   std::cerr << "kubeletclient: " << message << std::endl;
@@ -73,14 +130,18 @@ std::string HostName() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(kUsage);
+  if (ndr::HelpRequested(argc, argv)) {
+    std::cout << Help(argc, argv);
+    return 0;
+  }
+  gflags::SetUsageMessage(UsageLines());
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
   if (!logging.ok()) return Fail(std::string(logging.status().message()));
   ndr::logging::Init(argv[0], *logging);
   if (argc != 2) {
-    return Fail(std::string("expected one command: watch, probe, publish or unpublish; usage:\n  ") +
-                kUsage);
+    return Fail(std::string("expected one command: watch, probe, publish or unpublish; usage:\n") +
+                UsageLines());
   }
   const std::string command = argv[1];
 
@@ -158,5 +219,5 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  return Fail("unknown command \"" + command + "\"; usage:\n  " + kUsage);
+  return Fail("unknown command \"" + command + "\"; usage:\n" + UsageLines());
 }

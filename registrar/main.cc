@@ -4,6 +4,8 @@
 // unchanged; gflags accepts --csi-address for csi_address.
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
+#include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
 #include "registrar/options.h"
@@ -32,6 +34,16 @@ DEFINE_bool(requires_publish_pod, false,
             "information in NodePublishVolume.");
 
 int main(int argc, char** argv) {
+  if (ndr::HelpRequested(argc, argv)) {
+    // As the Go registrar's flag package prints it (flags sorted), then the logging flags.
+    std::cout << ndr::GoFlagUsage(
+        absl::StrCat("Usage of ", argv[0], ":"),
+        {{"", {"connection_timeout", "csi_address", "enable_pprof", "health_port", "http_endpoint",
+               "kubelet_registration_path", "mode", "plugin_registration_path",
+               "requires_publish_pod", "timeout", "version"}},
+         {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
+    return 0;
+  }
   gflags::SetUsageMessage(
       "csi-node-driver-registrar --kubelet-registration-path=/var/lib/kubelet/plugins/<driver>/"
       "csi.sock [--csi-address=/csi/csi.sock] [flags]");

@@ -245,6 +245,34 @@ TEST_F(RegistrarTest, VersionProbeModeAndPprof) {
   EXPECT_THAT(RegistrarLog(), HasSubstr("--enable-pprof has no effect"));
 }
 
+// --help as the Go registrar's flag package prints it: the usage line, the registrar's flags and
+// the logging flags, each with its default; none of glog's or gflags' own; exit 0. Any
+// spelling Go's flag package takes.
+TEST_F(RegistrarTest, HelpListsTheRegistrarsAndTheLoggingFlagsOnly) {
+  for (const char* spelling : {"--help", "-help", "-h"}) {
+    Subprocess help({Runfile(kRegistrar), spelling}, dir_.Join("help.log"));
+    EXPECT_EQ(help.Wait(), 0) << spelling;
+    const std::string out = help.Log();
+    EXPECT_THAT(out, ::testing::StartsWith("Usage of ")) << spelling;
+    for (const char* flag :
+         {"  -csi-address string\n", "(default \"/run/csi/socket\")", "  -kubelet-registration-path string\n",
+          "  -plugin-registration-path string\n", "(default \"/registration\")",
+          "  -timeout duration\n", "(default 1s)", "  -http-endpoint string\n",
+          "  -health-port int\n", "  -mode string\n", "  -connection-timeout duration\n",
+          "  -enable-pprof\n", "  -requires-publish-pod\n", "  -version\n",
+          "\nLogging flags (component-base):\n", "  -logging-format string\n",
+          "  -log-flush-frequency duration\n", "  -v int\n", "  -vmodule string\n"}) {
+      EXPECT_THAT(out, HasSubstr(flag)) << spelling;
+    }
+    for (const char* internal : {"logmailer", "log_link", "flagfile", "helpfull", "/build/",
+                                 "logtostderr", "tryfromenv"}) {
+      EXPECT_THAT(out, ::testing::Not(HasSubstr(internal))) << spelling;
+    }
+    EXPECT_LE(std::count(out.begin(), out.end(), '\n'), 60) << out;
+    unlink(dir_.Join("help.log").c_str());
+  }
+}
+
 // 2. The driver may appear long after the registrar; no --connection-timeout means no limit.
 TEST_F(RegistrarTest, WaitsForADriverThatAppearsLater) {
   auto registrar = StartRegistrar();

@@ -19,7 +19,6 @@ ndr_install_deps() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
 
-  echo "==> Installing missing Debian packages: ${missing[*]}"
   local sudo=()
   if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then
@@ -30,9 +29,27 @@ ndr_install_deps() {
       return 1
     fi
   fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}"
+  ndr_step "Installing ${#missing[@]} missing Debian packages: ${missing[*]}" \
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive sh -c \
+    'apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@"' sh "${missing[@]}"
+}
+
+# Runs a step's command with its output kept in a log file, and prints one line for the step:
+# what it does and the log's path, then, if the command fails, its status and the log's last
+# lines. ndr_step "what it does" COMMAND [ARGS...]
+ndr_step() {
+  local what=$1 log
+  shift
+  log=$(mktemp /tmp/ndr-install-XXXXXX.log)
+  echo "==> $what (log: $log)"
+  local status=0
+  "$@" >"$log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    echo "error: that step failed (exit $status); the last lines of $log:" >&2
+    tail -n 20 "$log" | sed 's/^/    /' >&2
+    return 1
+  fi
+  rm -f "$log"
 }
 
 # The arm64 build (--config=arm64, and //... through toolchain/arm64:binaries): Debian's cross
@@ -46,7 +63,11 @@ ndr_install_arm64_deps() {
   if [ "$(id -u)" -ne 0 ] && [ ! -w /var/cache ]; then
     sudo=(sudo)
   fi
-  "${sudo[@]}" bash toolchain/arm64/make-sysroot.sh >/dev/null
+  # Quiet when the sysroot is there already (it checks its versions).
+  if ! bash toolchain/arm64/make-sysroot.sh --check >/dev/null 2>&1; then
+    ndr_step "Unpacking Debian's arm64 packages into the cross build's sysroot" \
+      "${sudo[@]}" bash toolchain/arm64/make-sysroot.sh
+  fi
 }
 
 # Bazel options for scripts: quiet, non-interactive output when run by CI or without a terminal.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/endpoint.h"
+#include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
 #include "test/csidriver/sample_driver.h"
@@ -52,6 +53,14 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (ndr::HelpRequested(argc, argv)) {
+    std::cout << ndr::GoFlagUsage(
+        "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
+        {{"", {"data_dir", "drivername", "endpoint", "max_volumes_per_node", "nodeid",
+               "reject_pod_info", "stage_unstage", "topology", "vendor_version"}},
+         {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
+    return 0;
+  }
   gflags::SetUsageMessage("sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();

@@ -7,10 +7,16 @@
 # machine's dpkg architectures are left alone: apt reads the arm64 package lists into a state
 # directory of its own.
 #
-# Usage: toolchain/arm64/make-sysroot.sh [SYSROOT]   (default /var/cache/ndr-arm64-sysroot)
-# Prints the sysroot's path. Does nothing when the sysroot already holds these versions.
+# Usage: toolchain/arm64/make-sysroot.sh [--check] [SYSROOT]   (default /var/cache/ndr-arm64-sysroot)
+# Prints the sysroot's path. Does nothing when the sysroot already holds these versions; with
+# --check, only says (exit 0) whether it does.
 set -euo pipefail
 
+check=false
+if [ "${1:-}" = --check ]; then
+  check=true
+  shift
+fi
 sysroot=${1:-${NDR_ARM64_SYSROOT:-/var/cache/ndr-arm64-sysroot}}
 packages=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev zlib1g-dev
@@ -34,6 +40,10 @@ stamp="$sysroot/.ndr-packages"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${installed[*]}" ]; then
   echo "$sysroot"
   exit 0
+fi
+if $check; then
+  echo "make-sysroot: $sysroot is missing or holds other versions" >&2
+  exit 1
 fi
 
 state="$sysroot.apt"
