@@ -6,6 +6,7 @@
 #include "api/endpoint.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "registrar/services.h"
 
 namespace ndr::registrar {
 
@@ -24,6 +25,7 @@ HttpResponse CheckHealth(const std::string& socket_path, const std::string& expe
       GrpcUnixTarget(socket_path), grpc::InsecureChannelCredentials(), args));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  context.AddMetadata(kHealthCheckMetadata, "1");
   pluginregistration::PluginInfo info;
   grpc::Status status = stub->GetInfo(&context, pluginregistration::InfoRequest(), &info);
   if (!status.ok()) {

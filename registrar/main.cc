@@ -29,6 +29,10 @@ DEFINE_string(mode, "registration",
 DEFINE_string(connection_timeout, "0s",
               "How long to wait for the CSI driver at start; 0 waits forever.");
 DEFINE_bool(enable_pprof, false, "Accepted for compatibility; has no effect.");
+DEFINE_string(registration_retry_after, "2m",
+              "Offer the registration socket again when kubelet has not confirmed it "
+              "(NotifyRegistrationStatus) within this long, doubling up to 5m; 0 disables. Not a "
+              "flag of the Go registrar.");
 DEFINE_bool(requires_publish_pod, false,
             "Tell kubelet (CSIRegistration.GetCSIDriverInfo) that the driver wants pod "
             "information in NodePublishVolume.");
@@ -40,7 +44,7 @@ int main(int argc, char** argv) {
         absl::StrCat("Usage of ", argv[0], ":"),
         {{"", {"connection_timeout", "csi_address", "enable_pprof", "health_port", "http_endpoint",
                "kubelet_registration_path", "mode", "plugin_registration_path",
-               "requires_publish_pod", "timeout", "version"}},
+               "registration_retry_after", "requires_publish_pod", "timeout", "version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
   flags.connection_timeout = FLAGS_connection_timeout;
   flags.enable_pprof = FLAGS_enable_pprof;
   flags.requires_publish_pod = FLAGS_requires_publish_pod;
+  flags.registration_retry_after = FLAGS_registration_retry_after;
   absl::StatusOr<ndr::registrar::Options> options = ndr::registrar::ParseOptions(flags);
   if (!options.ok()) {
     std::cerr << "csi-node-driver-registrar: " << options.status().message() << std::endl;

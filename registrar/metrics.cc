@@ -22,6 +22,17 @@ std::string RenderPrometheus(const Metrics& m) {
           m.registrations.load());
   Counter(&out, "csi_node_driver_registrar_registration_refusals_total",
           "Registrations kubelet refused with NotifyRegistrationStatus.", "", m.refusals.load());
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_ignored_total",
+          "Refusals not taken as kubelet's verdict on the socket served, by reason.",
+          "{reason=\"replaced_socket\"}", m.refusals_replaced_socket.load());
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_ignored_total", "",
+          "{reason=\"socket_gone\"}", m.refusals_socket_gone.load(), false);
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_ignored_total", "",
+          "{reason=\"after_reoffer\"}", m.refusals_after_reoffer.load(), false);
+  Counter(&out, "csi_node_driver_registrar_registration_reoffers_total",
+          "Times the registration socket was offered again because kubelet had not confirmed it "
+          "within --registration-retry-after (doubling up to 5 minutes).",
+          "", m.reoffers.load());
   Counter(&out, "csi_node_driver_registrar_socket_recreations_total",
           "Registration sockets created again after being deleted or replaced.", "",
           m.socket_recreations.load());

@@ -14,6 +14,13 @@ struct Metrics {
   std::atomic<uint64_t> registrations{0};
   // NotifyRegistrationStatus(plugin_registered=false) calls.
   std::atomic<uint64_t> refusals{0};
+  // Refusals not taken as kubelet's verdict on the socket served (registration_watchdog.h), by
+  // why: the socket was since replaced, it was gone from its path, or it followed a re-offer.
+  std::atomic<uint64_t> refusals_replaced_socket{0};
+  std::atomic<uint64_t> refusals_socket_gone{0};
+  std::atomic<uint64_t> refusals_after_reoffer{0};
+  // Times the watchdog offered the socket again because kubelet had not confirmed it.
+  std::atomic<uint64_t> reoffers{0};
   // Registration sockets created again after being deleted or replaced.
   std::atomic<uint64_t> socket_recreations{0};
   // Times the driver's socket reappeared and its name was asked again.

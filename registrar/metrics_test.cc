@@ -17,6 +17,10 @@ TEST(MetricsTest, RendersPrometheusText) {
   metrics.health_ok = 5;
   metrics.health_socket_missing = 6;
   metrics.health_failed = 7;
+  metrics.refusals_replaced_socket = 8;
+  metrics.refusals_socket_gone = 9;
+  metrics.refusals_after_reoffer = 10;
+  metrics.reoffers = 11;
   const std::string text = RenderPrometheus(metrics);
   EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_registrations_total counter\n"
                               "csi_node_driver_registrar_registrations_total 2\n"));
@@ -27,10 +31,15 @@ TEST(MetricsTest, RendersPrometheusText) {
               HasSubstr("\ncsi_node_driver_registrar_health_checks_total{result=\"ok\"} 5\n"));
   EXPECT_THAT(text, HasSubstr("{result=\"socket_missing\"} 6\n"));
   EXPECT_THAT(text, HasSubstr("{result=\"failed\"} 7\n"));
+  EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_registration_refusals_ignored_total"
+                              "{reason=\"replaced_socket\"} 8\n"));
+  EXPECT_THAT(text, HasSubstr("{reason=\"socket_gone\"} 9\n"));
+  EXPECT_THAT(text, HasSubstr("{reason=\"after_reoffer\"} 10\n"));
+  EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_registration_reoffers_total 11\n"));
   // One HELP/TYPE header per metric family, even with several label sets.
   size_t headers = 0;
   for (size_t at = 0; (at = text.find("# TYPE ", at)) != std::string::npos; ++at) ++headers;
-  EXPECT_EQ(headers, 5u);
+  EXPECT_EQ(headers, 7u);
   EXPECT_EQ(text.back(), '\n');
 }
 

@@ -97,6 +97,11 @@ absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
   if (!connection_timeout.ok()) return connection_timeout.status();
   options.connection_timeout = *connection_timeout;
 
+  absl::StatusOr<absl::Duration> retry_after =
+      ParseGoDuration(flags.registration_retry_after, "registration-retry-after");
+  if (!retry_after.ok()) return retry_after.status();
+  options.registration_retry_after = *retry_after;
+
   if (!flags.http_endpoint.empty() && flags.health_port != 0) {
     return FlagError("health-port",
                      "may not be combined with --http-endpoint; use only --http-endpoint "

@@ -27,6 +27,7 @@ struct RawFlags {
   std::string connection_timeout = "0s";
   bool enable_pprof = false;
   bool requires_publish_pod = false;
+  std::string registration_retry_after = "2m";  // ours; the Go registrar has no such flag
 };
 
 // Validated options; every field is safe to use as is.
@@ -49,6 +50,10 @@ struct Options {
   int http_port = 0;
   // Answer of CSIRegistration.GetCSIDriverInfo's options.requires_publish_pod.
   bool requires_publish_pod = false;
+  // How long to wait for NotifyRegistrationStatus(registered=true) after offering the socket
+  // before offering it again (doubling, up to 5 minutes); zero: never offer again
+  // (--registration-retry-after; see registration_watchdog.h).
+  absl::Duration registration_retry_after = absl::Minutes(2);
   // --mode=kubelet-registration-probe: the deprecated probe mode, which only exits 0.
   bool registration_probe_mode = false;
   // --enable-pprof was given; it has no effect here and only earns a warning.

@@ -28,6 +28,7 @@ TEST(ParseOptionsTest, GoDefaults) {
   EXPECT_FALSE(options->serve_http);
   EXPECT_FALSE(options->requires_publish_pod);
   EXPECT_FALSE(options->registration_probe_mode);
+  EXPECT_EQ(options->registration_retry_after, absl::Minutes(2));
 }
 
 TEST(ParseOptionsTest, ValidCombinations) {
@@ -42,11 +43,15 @@ TEST(ParseOptionsTest, ValidCombinations) {
        [](RawFlags* f) {
          f->timeout = "500ms";
          f->connection_timeout = "1m30s";
+         f->registration_retry_after = "45s";
        },
        [](const Options& o) {
          EXPECT_EQ(o.timeout, absl::Milliseconds(500));
          EXPECT_EQ(o.connection_timeout, absl::Seconds(90));
+         EXPECT_EQ(o.registration_retry_after, absl::Seconds(45));
        }},
+      {"watchdog off", [](RawFlags* f) { f->registration_retry_after = "0"; },
+       [](const Options& o) { EXPECT_EQ(o.registration_retry_after, absl::ZeroDuration()); }},
       {"http all interfaces", [](RawFlags* f) { f->http_endpoint = ":9809"; },
        [](const Options& o) {
          EXPECT_TRUE(o.serve_http);
@@ -115,6 +120,10 @@ TEST(ParseOptionsTest, InvalidCombinationsNameTheFlag) {
       {"negative timeout", [](RawFlags* f) { f->timeout = "-1s"; }, "--timeout"},
       {"bad connection timeout", [](RawFlags* f) { f->connection_timeout = "soon"; },
        "--connection-timeout"},
+      {"bad retry", [](RawFlags* f) { f->registration_retry_after = "2 minutes"; },
+       "--registration-retry-after: \"2 minutes\""},
+      {"negative retry", [](RawFlags* f) { f->registration_retry_after = "-1m"; },
+       "--registration-retry-after"},
       {"both http flags",
        [](RawFlags* f) {
          f->http_endpoint = ":9809";

@@ -8,16 +8,19 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
+#include "api/go_duration.h"
 #include "grpc/grpc.h"
 #include "logging/logging.h"
 #include "registrar/health.h"
 #include "registrar/reg_socket.h"
+#include "registrar/registration_watchdog.h"
 
 namespace ndr::registrar {
 
@@ -61,7 +64,7 @@ Registrar::~Registrar() {
   prober_.reset();
   http_.reset();
   server_.reset();
-  for (int fd : {signal_fd_, inotify_fd_, wake_fd_}) {
+  for (int fd : {signal_fd_, inotify_fd_, wake_fd_, timer_fd_}) {
     if (fd >= 0) close(fd);
   }
 }
@@ -71,7 +74,7 @@ void Registrar::Wake() {
   (void)!write(wake_fd_, &one, sizeof(one));
 }
 
-absl::Status Registrar::Setup() {
+absl::Status Registrar::Start() {
   // Sockets are created 0700 and files 0600 from the start: never accessible to group or others.
   umask(077);
   if (options_.pprof_requested) {
@@ -84,6 +87,8 @@ absl::Status Registrar::Setup() {
   if (signal_fd_ < 0) return ErrnoError("signalfd");
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return ErrnoError("eventfd");
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (timer_fd_ < 0) return ErrnoError("timerfd_create");
   inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0 && errno == EMFILE) {
     return absl::ResourceExhaustedError(
@@ -132,21 +137,42 @@ absl::Status Registrar::Setup() {
 }
 
 absl::Status Registrar::Run() {
-  if (absl::Status s = Setup(); !s.ok()) return s;
+  if (absl::Status s = Start(); !s.ok()) return s;
   while (true) {
-    pollfd fds[] = {{signal_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (poll(fds, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("poll");
-    }
-    if (fds[0].revents & POLLIN) return HandleSignal();
-    if (fds[1].revents & POLLIN) {
-      if (absl::Status s = HandleInotify(); !s.ok()) return s;
-    }
-    if (fds[2].revents & POLLIN) {
-      if (absl::Status s = HandleWakeup(); !s.ok()) return s;
-    }
+    absl::StatusOr<bool> running = HandleEvents(absl::InfiniteDuration());
+    if (!running.ok()) return running.status();
+    if (!*running) return absl::OkStatus();
   }
+}
+
+
+absl::StatusOr<bool> Registrar::HandleEvents(absl::Duration timeout) {
+  pollfd fds[] = {{signal_fd_, POLLIN, 0},
+                  {inotify_fd_, POLLIN, 0},
+                  {wake_fd_, POLLIN, 0},
+                  {timer_fd_, POLLIN, 0}};
+  const int timeout_ms =
+      timeout == absl::InfiniteDuration() ? -1 : static_cast<int>(absl::ToInt64Milliseconds(timeout));
+  if (poll(fds, 4, timeout_ms) < 0) {
+    if (errno == EINTR) return true;
+    return ErrnoError("poll");
+  }
+  if (fds[0].revents & POLLIN) {
+    if (absl::Status s = HandleSignal(); !s.ok()) return s;
+    return false;
+  }
+  // The socket's own changes first, so that a verdict that arrived meanwhile is judged against
+  // the socket as it is now.
+  if (fds[1].revents & POLLIN) {
+    if (absl::Status s = HandleInotify(); !s.ok()) return s;
+  }
+  if (fds[2].revents & POLLIN) {
+    if (absl::Status s = HandleWakeup(); !s.ok()) return s;
+  }
+  if (fds[3].revents & POLLIN) {
+    if (absl::Status s = HandleWatchdog(); !s.ok()) return s;
+  }
+  return true;
 }
 
 absl::Status Registrar::HandleSignal() {
@@ -169,16 +195,13 @@ void Registrar::StopServer() {
 absl::Status Registrar::HandleWakeup() {
   uint64_t count;
   (void)!read(wake_fd_, &count, sizeof(count));
-  std::optional<std::string> refusal;
+  std::vector<Notice> notices;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    refusal = refusal_;
+    notices.swap(notices_);
   }
-  if (refusal.has_value()) {
-    prober_->Stop();
-    StopServer();
-    return absl::FailedPreconditionError(
-        absl::StrCat("kubelet refused to register the driver: ", *refusal));
+  for (const Notice& notice : notices) {
+    if (absl::Status s = HandleNotice(notice); !s.ok()) return s;
   }
   std::optional<absl::StatusOr<std::string>> result = prober_->TakeResult();
   if (!result.has_value()) return absl::OkStatus();
@@ -207,6 +230,7 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   }
   StopServer();
   blocked_ = yielded_ = false;
+  unanswered_offers_ = 0;
   wanted_ = info;
   wanted_path_ = *path;
   // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
@@ -214,11 +238,16 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   return StartServer(wanted_path_, info);
 }
 
-absl::Status Registrar::StartServer(const std::string& path, const RegistrationInfo& info) {
+absl::Status Registrar::StartServer(const std::string& path, const RegistrationInfo& info,
+                                    bool reoffer) {
+  const uint64_t generation = generation_ + 1;
   absl::StatusOr<std::unique_ptr<RegistrationServer>> server = RegistrationServer::Start(
-      path, info, [this](bool registered, const std::string& error) { OnNotify(registered, error); });
+      path, info, [this, generation](const Verdict& verdict) { OnNotify(generation, verdict); });
   if (!server.ok()) return server.status();
   server_ = *std::move(server);
+  generation_ = generation;
+  notified_ = false;
+  current_is_reoffer_ = reoffer;
   {
     std::lock_guard<std::mutex> lock(mu_);
     health_path_ = path;
@@ -227,6 +256,109 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
   NDR_LOG(INFO) << "Registration socket serving" << Kv("path", path)
                 << Kv("driver", info.driver_name) << Kv("endpoint", info.endpoint)
                 << Kv("requiresPublishPod", info.requires_publish_pod);
+  ArmWatchdog();
+  return absl::OkStatus();
+}
+
+void Registrar::ArmWatchdog() {
+  watchdog_wait_ = notified_ || server_ == nullptr
+                       ? absl::InfiniteDuration()
+                       : RegistrationWait(options_.registration_retry_after, unanswered_offers_);
+  itimerspec spec{};  // all zero: disarmed
+  if (watchdog_wait_ != absl::InfiniteDuration()) {
+    spec.it_value = absl::ToTimespec(watchdog_wait_);
+    if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;
+  }
+  timerfd_settime(timer_fd_, 0, &spec, nullptr);
+}
+
+absl::Status Registrar::HandleWatchdog() {
+  uint64_t expirations;
+  if (read(timer_fd_, &expirations, sizeof(expirations)) != sizeof(expirations)) {
+    return absl::OkStatus();  // Disarmed or re-armed since it fired.
+  }
+  // Only the socket we serve, unconfirmed, is offered again; a path held by another file or
+  // process is Reconcile's business.
+  if (notified_ || server_ == nullptr || !wanted_.has_value()) return absl::OkStatus();
+  if (Inspect(wanted_path_, server_->id()) != PathState::kOurs) return Reconcile();
+  ++unanswered_offers_;
+  ++metrics_.reoffers;
+  const absl::Duration next =
+      RegistrationWait(options_.registration_retry_after, unanswered_offers_);
+  NDR_LOG(WARNING) << "Kubelet has not confirmed the registration (no NotifyRegistrationStatus) "
+                      "within "
+                   << FormatGoDuration(watchdog_wait_)
+                   << "; offering the socket again, as a new socket at the same path, so that "
+                      "kubelet's plugin watcher sees it anew (kubelets before v1.36 do not retry "
+                      "a registration that blocked or failed without a verdict)"
+                << Kv("path", wanted_path_) << Kv("offer", unanswered_offers_ + 1)
+                << Kv("nextWait", FormatGoDuration(next));
+  // The old socket goes first, then the new one takes the path: kubelet sees the plugin removed
+  // and added, and drops whatever it held for the old one.
+  StopServer();
+  absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
+  if (absl::IsFailedPrecondition(status)) {
+    // A non-socket appeared in the moment between; wait for it to go away, as Reconcile does.
+    NDR_LOG(ERROR) << status.message();
+    blocked_ = true;
+    return absl::OkStatus();
+  }
+  return status;
+}
+
+absl::Status Registrar::HandleNotice(const Notice& notice) {
+  const Verdict& verdict = notice.verdict;
+  if (verdict.registered) {
+    if (notice.generation != generation_) {
+      NDR_VLOG(2) << "Registration confirmed for a socket since replaced; the new one waits for "
+                     "its own"
+                  << Kv("path", wanted_path_);
+      return absl::OkStatus();
+    }
+    notified_ = true;
+    unanswered_offers_ = 0;
+    ArmWatchdog();  // disarms it: a confirmed registration is never disturbed
+    return absl::OkStatus();
+  }
+  const bool path_still_ours =
+      server_ != nullptr && Inspect(wanted_path_, server_->id()) == PathState::kOurs;
+  switch (ClassifyRefusal({notice.generation, generation_, verdict.after_get_info,
+                           path_still_ours, current_is_reoffer_})) {
+    case RefusalVerdict::kFatal:
+      NDR_LOG(ERROR) << "Kubelet refused the registration" << Kv("registered", false)
+                     << Err(verdict.error);
+      prober_->Stop();
+      StopServer();
+      return absl::FailedPreconditionError(
+          absl::StrCat("kubelet refused to register the driver: ", verdict.error));
+    case RefusalVerdict::kReplacedSocket:
+      ++metrics_.refusals_replaced_socket;
+      NDR_LOG(WARNING) << "Kubelet refused a registration socket that has since been replaced; "
+                          "not its verdict on the socket served now, which gets its own"
+                       << Kv("path", wanted_path_)
+                       << Kv("cameOn", notice.generation != generation_
+                                           ? "the old socket"
+                                           : "the new socket, which kubelet never asked for its "
+                                             "info: a connection to the old one, re-dialled")
+                       << Err(verdict.error);
+      return absl::OkStatus();
+    case RefusalVerdict::kSocketGone:
+      ++metrics_.refusals_socket_gone;
+      NDR_LOG(WARNING) << "Kubelet refused the registration socket, which is no longer at its "
+                          "path (kubelet may have failed to reach it there); creating it again"
+                       << Kv("path", wanted_path_) << Err(verdict.error);
+      return Reconcile();
+    case RefusalVerdict::kAfterReOffer:
+      ++metrics_.refusals_after_reoffer;
+      NDR_LOG(WARNING) << "Kubelet refused the socket offered again; it may still hold the "
+                          "registration of the previous one, and refuses a second driver of "
+                          "the same name and version (csi_plugin.go, validateVersions). "
+                          "Offering it again after the wait"
+                       << Kv("path", wanted_path_) << Kv("nextWait",
+                                                          FormatGoDuration(watchdog_wait_))
+                       << Err(verdict.error);
+      return absl::OkStatus();  // the watchdog is still armed for this socket
+  }
   return absl::OkStatus();
 }
 
@@ -328,17 +460,18 @@ absl::Status Registrar::HandleInotify() {
   return absl::OkStatus();
 }
 
-void Registrar::OnNotify(bool registered, const std::string& error) {
-  if (registered) {
+void Registrar::OnNotify(uint64_t generation, const Verdict& verdict) {
+  if (verdict.registered) {
     ++metrics_.registrations;
     NDR_LOG(INFO) << "Registration notified" << Kv("registered", true);
-    return;
+  } else {
+    ++metrics_.refusals;
+    // The main thread decides whether this is kubelet's verdict on the socket served now.
+    NDR_LOG(INFO) << "Registration notified" << Kv("registered", false) << Err(verdict.error);
   }
-  ++metrics_.refusals;
-  NDR_LOG(ERROR) << "Kubelet refused the registration" << Kv("registered", false) << Err(error);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    refusal_ = error;
+    notices_.push_back({generation, verdict});
   }
   Wake();
 }

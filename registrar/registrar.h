@@ -2,9 +2,10 @@
 // API on <plugin-registration-path>/<name>-reg.sock, and keeps that socket there.
 //
 // Everything is driven by events on one thread: a signalfd (SIGTERM, SIGINT), an inotify
-// descriptor watching the registration directory and the driver's socket directory, and an
-// eventfd through which the driver prober and kubelet's NotifyRegistrationStatus report. There
-// is no timer and no polling loop; an idle registrar sleeps in poll(2).
+// descriptor watching the registration directory and the driver's socket directory, an eventfd
+// through which the driver prober and kubelet's NotifyRegistrationStatus report, and a timerfd,
+// the registration watchdog's (registration_watchdog.h). There is no polling loop; an idle
+// registrar sleeps in poll(2).
 //
 // Beyond the Go registrar it
 //  - waits for a slow driver instead of exiting after 30 s (--connection-timeout bounds the
@@ -16,17 +17,24 @@
 //  - notices the driver restarting (its socket reappearing), asks its name again and moves the
 //    registration socket when the name changed;
 //  - answers kubelet's refusal before exiting 1, and handles SIGINT like SIGTERM;
+//  - offers its socket again when kubelet never confirms it (--registration-retry-after), and
+//    does not take a refusal for a socket it has since replaced, or one that follows its own
+//    re-offer, as kubelet's verdict (registration_watchdog.h);
 //  - removes only the socket it created, never one another process put at the same path.
 #ifndef NDR_REGISTRAR_REGISTRAR_H_
 #define NDR_REGISTRAR_REGISTRAR_H_
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include <mutex>
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "registrar/driver_prober.h"
 #include "registrar/http_server.h"
 #include "registrar/metrics.h"
@@ -50,17 +58,35 @@ class Registrar {
   // (returned; the caller exits 1).
   absl::Status Run();
 
+  // Run() in steps, so that a test can decide when the main thread looks at what happened (and
+  // so order events deterministically): Start() once, then HandleEvents() until it returns false
+  // (stopped by a signal) or an error (fatal, as Run's).
+  absl::Status Start();
+  absl::StatusOr<bool> HandleEvents(absl::Duration timeout);
+
+  const Metrics& metrics() const { return metrics_; }
+
  private:
-  absl::Status Setup();
+  // A NotifyRegistrationStatus call, as the gRPC thread hands it to the main thread.
+  struct Notice {
+    uint64_t generation;  // of the socket it came on
+    Verdict verdict;
+  };
   absl::Status HandleSignal();
   absl::Status HandleInotify();
   absl::Status HandleWakeup();
+  absl::Status HandleNotice(const Notice& notice);
+  absl::Status HandleWatchdog();
+  // Arms the watchdog for the socket just offered (or disarms it: watchdog off, or notified).
+  void ArmWatchdog();
   absl::Status HandleDriverName(const std::string& name);
   // Makes the registration socket path hold our socket again if it was deleted or replaced.
   absl::Status Reconcile();
-  absl::Status StartServer(const std::string& path, const RegistrationInfo& info);
+  // `reoffer`: the watchdog offers the socket again (see registration_watchdog.h).
+  absl::Status StartServer(const std::string& path, const RegistrationInfo& info,
+                           bool reoffer = false);
   void StopServer();
-  void OnNotify(bool registered, const std::string& error);
+  void OnNotify(uint64_t generation, const Verdict& verdict);
   HttpResponse HandleHttp(const std::string& path);
   void Wake();
 
@@ -77,6 +103,7 @@ class Registrar {
   int signal_fd_ = -1;
   int inotify_fd_ = -1;
   int wake_fd_ = -1;
+  int timer_fd_ = -1;
   int registration_dir_watch_ = -1;
   int csi_dir_watch_ = -1;
   std::string csi_socket_name_;
@@ -89,10 +116,16 @@ class Registrar {
   std::unique_ptr<RegistrationServer> server_;  // null while another file holds the path
   bool blocked_ = false;  // a file that is not a socket holds the path
   bool yielded_ = false;  // another process's live socket holds the path
+  // The watchdog's state, about the socket served now (server_).
+  uint64_t generation_ = 0;      // each socket created gets the next one
+  bool notified_ = false;        // kubelet confirmed it (registered=true)
+  bool current_is_reoffer_ = false;
+  int unanswered_offers_ = 0;    // offers since the last confirmation, for the backoff
+  absl::Duration watchdog_wait_ = absl::InfiniteDuration();  // what the armed timer waits
 
   // Shared with gRPC and HTTP threads.
   std::mutex mu_;
-  std::optional<std::string> refusal_ ABSL_GUARDED_BY(mu_);
+  std::vector<Notice> notices_ ABSL_GUARDED_BY(mu_);
   std::string health_path_ ABSL_GUARDED_BY(mu_);
   std::string health_name_ ABSL_GUARDED_BY(mu_);
 };

@@ -10,8 +10,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <poll.h>
+#include <sys/inotify.h>
+
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -161,6 +167,74 @@ class FakeDriver final : public csi::v1::Identity::Service {
   std::unique_ptr<grpc::Server> server_;
 };
 
+// Kubelet's plugin watcher and registration, with a policy: it sees each socket appear at
+// `socket` (inotify, as kubelet's fsnotify), calls GetInfo, and confirms the registration
+// (NotifyRegistrationStatus(registered=true)) when `confirm(n)` says so for the n-th appearance
+// (1-based); otherwise it says nothing at all, as a kubelet whose RegisterPlugin blocked or
+// failed without a verdict (kubernetes/kubernetes#138170).
+class PolicyKubelet {
+ public:
+  PolicyKubelet(const std::string& socket, std::function<bool(int)> confirm)
+      : socket_(socket), confirm_(std::move(confirm)) {
+    inotify_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    const std::string dir = socket.substr(0, socket.rfind('/'));
+    inotify_add_watch(inotify_, dir.c_str(), IN_CREATE | IN_MOVED_TO);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~PolicyKubelet() {
+    stop_ = true;
+    thread_.join();
+    close(inotify_);
+  }
+  int offers() const { return offers_; }
+  int confirmed() const { return confirmed_; }
+  // The offer whose registration was first confirmed; 0 before that.
+  int first_confirmed_offer() const { return first_confirmed_offer_; }
+
+ private:
+  void Loop() {
+    const std::string name = socket_.substr(socket_.rfind('/') + 1);
+    alignas(inotify_event) char buffer[16 * 1024];
+    while (!stop_) {
+      pollfd fd = {inotify_, POLLIN, 0};
+      if (poll(&fd, 1, 20) <= 0) continue;
+      for (ssize_t n; (n = read(inotify_, buffer, sizeof(buffer))) > 0;) {
+        for (char* p = buffer; p < buffer + n;) {
+          const auto* event = reinterpret_cast<const inotify_event*>(p);
+          p += sizeof(inotify_event) + event->len;
+          if (event->len == 0 || name != event->name) continue;
+          const int offer = ++offers_;
+          pluginregistration::PluginInfo info;
+          if (!GetInfo(socket_, &info).ok() || !confirm_(offer)) continue;
+          if (Notify(socket_, true, "").ok()) {
+            ++confirmed_;
+            if (first_confirmed_offer_ == 0) first_confirmed_offer_ = offer;
+          }
+        }
+      }
+    }
+  }
+
+  const std::string socket_;
+  const std::function<bool(int)> confirm_;
+  int inotify_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> offers_{0};
+  std::atomic<int> confirmed_{0};
+  std::atomic<int> first_confirmed_offer_{0};
+  std::thread thread_;
+};
+
+// How many times the registrar's log says the watchdog offered the socket again.
+int Reoffers(const std::string& log) {
+  int count = 0;
+  for (size_t at = 0; (at = log.find("offering the socket again", at)) != std::string::npos;
+       ++at) {
+    ++count;
+  }
+  return count;
+}
+
 class RegistrarTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -177,13 +251,35 @@ class RegistrarTest : public ::testing::Test {
 
   // The registrar, with a --timeout no busy machine reaches unless `extra` sets its own: its
   // GetPluginInfo and health-check calls must not fail because this machine is slow.
-  std::unique_ptr<Subprocess> StartRegistrar(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Runfile(kRegistrar), "--csi-address=" + csi_socket_,
-                                     std::string("--kubelet-registration-path=") + kKubeletPath,
-                                     "--plugin-registration-path=" + reg_dir_, "--timeout=60s"};
+  std::unique_ptr<Subprocess> StartRegistrar(std::vector<std::string> extra = {},
+                                             const std::string& reg_dir = "",
+                                             const std::string& log = "registrar.log") {
+    std::vector<std::string> argv = {
+        Runfile(kRegistrar), "--csi-address=" + csi_socket_,
+        std::string("--kubelet-registration-path=") + kKubeletPath,
+        "--plugin-registration-path=" + (reg_dir.empty() ? reg_dir_ : reg_dir), "--timeout=60s"};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return std::make_unique<Subprocess>(argv, dir_.Join("registrar.log"));
+    return std::make_unique<Subprocess>(argv, dir_.Join(log));
   }
+
+  // Proves that `wait` has passed, as the registrars' own clocks see it, without guessing how
+  // long: a second registrar (the witness), started now with --registration-retry-after=`wait`
+  // beside a kubelet that never answers it, has offered its socket again `times` times, that is
+  // after wait * (2^times - 1).
+  void WaitForWitness(absl::Duration wait, int times) {
+    const std::string dir = dir_.Join(absl::StrCat("witness", ++witnesses_));
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    const std::string log = absl::StrCat("witness", witnesses_, ".log");
+    auto witness = StartRegistrar(
+        {"--registration-retry-after=" + absl::FormatDuration(wait)}, dir, log);
+    std::string text;
+    ASSERT_TRUE(PollUntil([&] {
+      ReadFile(dir_.Join(log), &text);
+      return Reoffers(text) >= times;
+    })) << text;
+  }
+
+  int witnesses_ = 0;
 
   std::string RegistrarLog() {
     std::string log;
@@ -463,6 +559,60 @@ TEST_F(RegistrarTest, StoppingLeavesANewerRegistrarsSocket) {
   EXPECT_TRUE(old_registrar->Signal(SIGTERM));
   EXPECT_EQ(old_registrar->Wait(), 0);
   EXPECT_EQ(Inode(reg_socket_), new_inode);
+  EXPECT_TRUE(Serving());
+}
+
+// The registration watchdog (registration_watchdog.h), against the three kubelets of issue 21:
+// one that never confirms, one that confirms only the second offer, one that confirms at once.
+TEST_F(RegistrarTest, WatchdogOffersAgainWhileKubeletNeverConfirms) {
+  auto driver = StartDriver();
+  PolicyKubelet kubelet(reg_socket_, [](int) { return false; });
+  auto registrar = StartRegistrar({"--registration-retry-after=200ms",
+                                   "--http-endpoint=127.0.0.1:0"});
+  ASSERT_TRUE(PollUntil([&] { return kubelet.offers() >= 4; })) << RegistrarLog();
+  EXPECT_TRUE(registrar->Running());
+  // Each re-offer says why, and how long the next wait is: doubling from 200ms.
+  const std::string log = RegistrarLog();
+  EXPECT_THAT(log, HasSubstr("Kubelet has not confirmed the registration (no "
+                             "NotifyRegistrationStatus) within 200ms; offering the socket again"));
+  EXPECT_THAT(log, HasSubstr("within 400ms; offering"));
+  EXPECT_THAT(log, HasSubstr("within 800ms; offering"));
+  EXPECT_THAT(log, HasSubstr("offer=2 nextWait=\"400ms\""));
+  EXPECT_THAT(log, HasSubstr("offer=4 nextWait=\"1.6s\""));
+  const int port = ServedHttpPort(log);
+  ASSERT_NE(port, 0) << log;
+  std::string body;
+  ASSERT_EQ(HttpGet(port, "/metrics", &body), 200);
+  EXPECT_THAT(body, ::testing::ContainsRegex(
+                        "\ncsi_node_driver_registrar_registration_reoffers_total [3-9]\n"));
+  // /healthz is as it always was: the socket is there and answers.
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200) << body;
+}
+
+TEST_F(RegistrarTest, WatchdogStopsOnceKubeletConfirmsTheSecondOffer) {
+  auto driver = StartDriver();
+  PolicyKubelet kubelet(reg_socket_, [](int offer) { return offer >= 2; });
+  auto registrar = StartRegistrar({"--registration-retry-after=300ms"});
+  ASSERT_TRUE(PollUntil([&] { return kubelet.confirmed() >= 1; })) << RegistrarLog();
+  const int confirmed_offer = kubelet.first_confirmed_offer();
+  EXPECT_GE(confirmed_offer, 2);
+  // Had the watchdog not stood down, it would have offered again by the time the witness did.
+  WaitForWitness(absl::Milliseconds(300), confirmed_offer);
+  EXPECT_TRUE(registrar->Running());
+  EXPECT_EQ(Reoffers(RegistrarLog()), confirmed_offer - 1) << RegistrarLog();
+  EXPECT_EQ(kubelet.offers(), confirmed_offer);
+}
+
+TEST_F(RegistrarTest, WatchdogNeverDisturbsAConfirmedRegistration) {
+  auto driver = StartDriver();
+  PolicyKubelet kubelet(reg_socket_, [](int) { return true; });
+  // 3s: far longer than kubelet here takes to answer (an inotify event and two local calls).
+  auto registrar = StartRegistrar({"--registration-retry-after=3s"});
+  ASSERT_TRUE(PollUntil([&] { return kubelet.confirmed() >= 1; })) << RegistrarLog();
+  WaitForWitness(absl::Seconds(3), 1);
+  EXPECT_TRUE(registrar->Running());
+  EXPECT_EQ(Reoffers(RegistrarLog()), 0) << RegistrarLog();
+  EXPECT_EQ(kubelet.offers(), 1);
   EXPECT_TRUE(Serving());
 }
 

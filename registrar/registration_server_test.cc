@@ -32,9 +32,10 @@ class RegistrationServerTest : public ::testing::Test {
   absl::StatusOr<std::unique_ptr<RegistrationServer>> Start(bool requires_publish_pod = true) {
     RegistrationInfo info{"d.example.com", "/var/lib/kubelet/plugins/d/csi.sock",
                           requires_publish_pod};
-    return RegistrationServer::Start(path_, info, [this](bool registered, const std::string& e) {
+    return RegistrationServer::Start(path_, info, [this](const Verdict& verdict) {
       std::lock_guard<std::mutex> lock(mu_);
-      notified_.emplace_back(registered, e);
+      notified_.emplace_back(verdict.registered, verdict.error);
+      after_get_info_.push_back(verdict.after_get_info);
     });
   }
 
@@ -53,6 +54,7 @@ class RegistrationServerTest : public ::testing::Test {
   const std::string path_ = dir_.Join("d.example.com-reg.sock");
   std::mutex mu_;
   std::vector<std::pair<bool, std::string>> notified_;
+  std::vector<bool> after_get_info_;
 };
 
 TEST_F(RegistrationServerTest, ServesBothServicesOnAPrivateSocket) {
@@ -89,6 +91,32 @@ TEST_F(RegistrationServerTest, ServesBothServicesOnAPrivateSocket) {
   ASSERT_EQ(notified_.size(), 1u);
   EXPECT_FALSE(notified_[0].first);
   EXPECT_EQ(notified_[0].second, status.error());
+  EXPECT_TRUE(after_get_info_[0]);
+}
+
+// Kubelet's handshake asks GetInfo before its verdict; a verdict on a server that was never asked
+// came over a connection to an earlier socket (registration_watchdog.h). The registrar's own
+// health check does not count as asking.
+TEST_F(RegistrationServerTest, AVerdictSaysWhetherKubeletAskedForInfoFirst) {
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  auto registration = pluginregistration::Registration::NewStub(Channel());
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(false);
+  status.set_error("RegisterPlugin error -- for an earlier socket");
+  pluginregistration::RegistrationStatusResponse response;
+  ASSERT_TRUE(registration->NotifyRegistrationStatus(Context().get(), status, &response).ok());
+
+  pluginregistration::PluginInfo info;
+  auto health_check = Context();
+  health_check->AddMetadata(kHealthCheckMetadata, "1");
+  ASSERT_TRUE(registration->GetInfo(health_check.get(), {}, &info).ok());
+  ASSERT_TRUE(registration->NotifyRegistrationStatus(Context().get(), status, &response).ok());
+
+  ASSERT_TRUE(registration->GetInfo(Context().get(), {}, &info).ok());
+  ASSERT_TRUE(registration->NotifyRegistrationStatus(Context().get(), status, &response).ok());
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_THAT(after_get_info_, ::testing::ElementsAre(false, false, true));
 }
 
 TEST_F(RegistrationServerTest, ARefusalWithoutAReasonIsMalformed) {

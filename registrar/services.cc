@@ -8,6 +8,7 @@ grpc::Status RegistrationService::GetInfo(grpc::ServerContext* context,
                                           const pluginregistration::InfoRequest*,
                                           pluginregistration::PluginInfo* response) {
   NDR_VLOG(4) << "GetInfo from " << context->peer();
+  if (context->client_metadata().count(kHealthCheckMetadata) == 0) asked_for_info_ = true;
   response->set_type("CSIPlugin");
   response->set_name(info_.driver_name);
   response->set_endpoint(info_.endpoint);
@@ -29,7 +30,7 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
                         "plugin_registered is false but error is empty: kubelet always gives "
                         "the reason for a refusal");
   }
-  notify_(request->plugin_registered(), request->error());
+  notify_(Verdict{request->plugin_registered(), request->error(), asked_for_info_.load()});
   return grpc::Status::OK;
 }
 

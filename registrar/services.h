@@ -7,6 +7,7 @@
 #ifndef NDR_REGISTRAR_SERVICES_H_
 #define NDR_REGISTRAR_SERVICES_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
 
@@ -25,9 +26,24 @@ struct RegistrationInfo {
   bool requires_publish_pod = false;
 };
 
-// Called with kubelet's verdict from NotifyRegistrationStatus, on a gRPC thread, before the
-// reply is sent.
-using NotifyCallback = std::function<void(bool registered, const std::string& error)>;
+// The metadata key (with any value) by which the registrar's own health check marks its GetInfo,
+// so that it does not count as kubelet's (Verdict::after_get_info).
+inline constexpr char kHealthCheckMetadata[] = "x-ndr-registrar-health-check";
+
+// Kubelet's verdict from NotifyRegistrationStatus.
+struct Verdict {
+  bool registered = false;
+  std::string error;
+  // Whether this server had answered a GetInfo (not the health check's) before the verdict came.
+  // Kubelet's handshake starts with GetInfo on the socket it judges, and then sends its verdict
+  // over the same gRPC connection, which gRPC re-dials by path if the socket was replaced
+  // meanwhile. So a verdict on a server that never answered GetInfo is about an earlier socket
+  // at the same path (registration_watchdog.h).
+  bool after_get_info = false;
+};
+
+// Called with kubelet's verdict, on a gRPC thread, before the reply is sent.
+using NotifyCallback = std::function<void(const Verdict&)>;
 
 class RegistrationService final : public pluginregistration::Registration::Service {
  public:
@@ -43,6 +59,7 @@ class RegistrationService final : public pluginregistration::Registration::Servi
  private:
   const RegistrationInfo info_;
   const NotifyCallback notify_;
+  std::atomic<bool> asked_for_info_{false};
 };
 
 class CSIRegistrationService final : public csiregistration::CSIRegistration::Service {

@@ -178,6 +178,7 @@ const char* const kHarnessChecks[] = {"registrar.starts",
                                       "name.invalid",
                                       "signal.sigterm",
                                       "signal.sigint",
+                                      "registration.retry",
                                       "flags.extra"};
 
 TEST(ConformanceHarnessTest, OurRegistrarPassesEveryCheck) {
@@ -197,7 +198,7 @@ TEST(ConformanceHarnessTest, OurRegistrarPassesEveryCheck) {
                              "--requires-publish-pod"));
   EXPECT_THAT(out, HasSubstr("requires_publish_pod=true"));
   EXPECT_THAT(out, HasSubstr("PASS driver.slow_40s: waited: registered"));
-  EXPECT_THAT(out, HasSubstr("summary: 25 PASS, 0 FAIL, 0 SKIP"));
+  EXPECT_THAT(out, HasSubstr("summary: 26 PASS, 0 FAIL, 0 SKIP"));
 }
 
 // The broken registrar has the Go registrar's reported faults (test/broken_registrar_main.cc):
@@ -228,6 +229,9 @@ TEST(ConformanceHarnessTest, BrokenRegistrarFailsTheChecksItBreaks) {
                              "(\"Conformance_Driver!\") the registrar registered without a word"));
   EXPECT_THAT(out, HasSubstr("FAIL signal.sigint: SIGINT: killed by signal 2, and its socket was "
                              "left behind"));
+  // Like the Go registrar, it has no watchdog flag.
+  EXPECT_THAT(out, HasSubstr("FAIL registration.retry: with --registration-retry-after=1s the "
+                             "registrar did not register: exit code "));
   // Not recreating a deleted socket is allowed when /healthz says 404, as the Go registrar's does.
   EXPECT_THAT(out, HasSubstr("PASS socket.deletion: not recreated, and /healthz said 404"));
   for (const char* check : {"registrar.starts", "getinfo.answered", "socket.private",

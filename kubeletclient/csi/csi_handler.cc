@@ -18,6 +18,11 @@ std::shared_ptr<grpc::Channel> UnixChannel(const std::string& path) {
 
 }  // namespace
 
+bool IsTransientCsiRegistrationFailure(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         code == grpc::StatusCode::CANCELLED;
+}
+
 CsiDriverInfoResult GetCsiDriverInfo(const std::string& registration_socket,
                                      absl::Duration timeout, CallSet* calls) {
   auto stub = csiregistration::CSIRegistration::NewStub(UnixChannel(registration_socket));
@@ -101,6 +106,14 @@ absl::Status CsiHandler::RegisterPlugin(const std::string& name, const std::stri
     NDR_LOG(INFO) << "Registrar of CSI driver " << name << " at " << registration_socket
               << " does not implement CSIRegistration: the driver gets no pod information "
                  "unless its CSIDriver object asks for it";
+  } else if (IsTransientCsiRegistrationFailure(csi_info.status.error_code())) {
+    // Our own extension could not reach the socket (deleted and being created again, or a busy
+    // registrar): no verdict on the plugin, which kubelet itself would never have asked.
+    absl::Status cause = FromGrpc(
+        csi_info.status, absl::StrCat("CSIRegistration.GetCSIDriverInfo on ", registration_socket));
+    NDR_LOG(WARNING) << "Registration of CSI driver " << name << " at " << registration_socket
+                     << " abandoned for now, without refusing it: " << cause.message();
+    return AbandonedAttempt(cause);
   } else {
     return FromGrpc(csi_info.status,
                     absl::StrCat("CSIRegistration.GetCSIDriverInfo on ", registration_socket));

@@ -3,8 +3,11 @@
 //
 // RegisterPlugin: validate versions as kubelet does; ask the registrar's CSIRegistration
 // service whether the driver wants pod information (UNIMPLEMENTED, which every registrar but ours
-// answers, means no, and is logged, not an error); call the driver's NodeGetInfo (an empty node ID
-// is a refusal); then record the driver in the registry. DeRegisterPlugin forgets it, but only if
+// answers, means no, and is logged, not an error; UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED
+// abandon the attempt without a verdict, to be tried again: the call dials the socket by path a
+// second time, and a socket deleted and created again since GetInfo is no reason to refuse the
+// plugin, which the registrar would take as final); call the driver's NodeGetInfo (an empty node
+// ID is a refusal); then record the driver in the registry. DeRegisterPlugin forgets it, but only if
 // it was registered from that socket: kubelet forgets a driver whose newer, higher-versioned
 // socket is still there when an older socket of the same name goes away, which is a bug.
 //
@@ -43,6 +46,9 @@ struct CsiDriverInfoResult {
   std::optional<csiregistration::CSIDriverInfo> info;
   grpc::Status status;
 };
+
+// Whether a failed GetCSIDriverInfo says nothing about the plugin (see above).
+bool IsTransientCsiRegistrationFailure(grpc::StatusCode code);
 
 // Calls CSIRegistration.GetCSIDriverInfo on `registration_socket`.
 CsiDriverInfoResult GetCsiDriverInfo(const std::string& registration_socket,

@@ -81,6 +81,13 @@ HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& hand
   if (absl::Status s =
           handler->second->RegisterPlugin(info.name(), result.endpoint, versions, socket);
       !s.ok()) {
+    if (IsAbandonedAttempt(s)) {
+      // No verdict: the plugin did nothing wrong, and the manager tries again.
+      result.status = absl::Status(
+          s.code(), absl::StrCat("RegisterPlugin attempt at socket ", socket,
+                                 " abandoned without notifying the plugin: ", s.message()));
+      return result;
+    }
     return refuse(absl::StrCat("RegisterPlugin error -- plugin registration failed with err: ",
                                s.message()));
   }

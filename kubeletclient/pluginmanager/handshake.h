@@ -2,7 +2,8 @@
 // (pkg/kubelet/pluginmanager/operationexecutor: GenerateRegisterPluginFunc):
 // GetInfo (1 s) -> the handler for PluginInfo.type -> an empty endpoint means the socket itself ->
 // ValidatePlugin -> RegisterPlugin -> NotifyRegistrationStatus (5 s), sending kubelet's texts
-// when it refuses. Thread-safe; blocks for at most the sum of the timeouts.
+// when it refuses. A RegisterPlugin that abandons its attempt (plugin_handler.h) gets no
+// notification at all. Thread-safe; blocks for at most the sum of the timeouts.
 #ifndef NDR_KUBELETCLIENT_PLUGINMANAGER_HANDSHAKE_H_
 #define NDR_KUBELETCLIENT_PLUGINMANAGER_HANDSHAKE_H_
 

@@ -8,8 +8,25 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 
 namespace ndr::kubelet {
+
+// A registration attempt given up for a reason that says nothing about the plugin: one of our
+// own calls could not reach its registration socket (being replaced, say). The handshake then
+// sends no verdict (a refusal would end a registrar whose new socket is about to be registered),
+// and the registration manager tries again. Kubelet's handlers have no such case; the CSI
+// handler's CSIRegistration call, which kubelet does not make, does (csi_handler.h).
+inline constexpr char kAbandonedAttemptPayload[] = "ndr.kubelet/abandoned-attempt";
+
+inline absl::Status AbandonedAttempt(absl::Status cause) {
+  cause.SetPayload(kAbandonedAttemptPayload, absl::Cord("1"));
+  return cause;
+}
+
+inline bool IsAbandonedAttempt(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kAbandonedAttemptPayload).has_value();
+}
 
 class PluginHandler {
  public:
@@ -22,7 +39,7 @@ class PluginHandler {
   virtual absl::Status ValidatePlugin(const std::string& name, const std::string& endpoint,
                                       const std::vector<std::string>& versions,
                                       const std::string& registration_socket) = 0;
-  // Registers the plugin.
+  // Registers the plugin. An AbandonedAttempt error means "no verdict: try again".
   virtual absl::Status RegisterPlugin(const std::string& name, const std::string& endpoint,
                                       const std::vector<std::string>& versions,
                                       const std::string& registration_socket) = 0;

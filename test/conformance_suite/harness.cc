@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,12 +135,14 @@ class Instance {
   Subprocess& process() { return *process_; }
   std::string http_endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
 
-  void StartRegistrar() {
+  // `flags` go after the harness's extra ones.
+  void StartRegistrar(const std::vector<std::string>& flags = {}) {
     std::vector<std::string> argv = {
         config_.registrar_binary, "--csi-address=" + driver_.socket_path(),
         "--kubelet-registration-path=" + driver_.socket_path(),
         "--plugin-registration-path=" + reg_dir(), "--http-endpoint=" + http_endpoint()};
     argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
+    argv.insert(argv.end(), flags.begin(), flags.end());
     started_ = absl::Now();
     process_ = std::make_unique<Subprocess>(argv, root_.Join("registrar.log"));
   }
@@ -241,6 +244,7 @@ class Harness {
   void CheckSlowDriver(absl::Duration delay);
   void CheckName(const std::string& check, const std::string& name, const std::string& what);
   void CheckSignal(int signal);
+  void CheckRegistrationRetry();
 
   const HarnessConfig& config_;
   const std::function<void(const CheckResult&)> on_result_;
@@ -547,6 +551,113 @@ void Harness::CheckSignal(int signal) {
   }
 }
 
+// Appearances and removals of one name in a directory, as kubelet's plugin watcher (fsnotify)
+// sees them.
+class NameEvents {
+ public:
+  NameEvents(const std::string& dir, std::string name)
+      : fd_(inotify_init1(IN_CLOEXEC | IN_NONBLOCK)), name_(std::move(name)) {
+    inotify_add_watch(fd_, dir.c_str(), IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO);
+  }
+  ~NameEvents() { close(fd_); }
+  // How many times the name appeared so far.
+  int Added() {
+    alignas(inotify_event) char buffer[16 * 1024];
+    for (ssize_t n; (n = read(fd_, buffer, sizeof(buffer))) > 0;) {
+      for (char* p = buffer; p < buffer + n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(p);
+        p += sizeof(inotify_event) + event->len;
+        if (event->len != 0 && name_ == event->name && (event->mask & (IN_CREATE | IN_MOVED_TO))) {
+          ++added_;
+        }
+      }
+    }
+    return added_;
+  }
+
+ private:
+  const int fd_;
+  const std::string name_;
+  int added_ = 0;
+};
+
+// A kubelet that never confirms the registration (its RegisterPlugin blocked or failed without
+// a verdict: kubernetes/kubernetes#138170, #133725). With --registration-retry-after=1s the
+// registrar offers its socket again, as a new socket at the same path; once confirmed, it is left
+// alone. The Go registrar has no such flag (and sits unregistered until its pod restarts).
+void Harness::CheckRegistrationRetry() {
+  const char* const check = "registration.retry";
+  const absl::Duration retry_after = absl::Seconds(1);
+  const std::string flag = "--registration-retry-after=1s";
+  std::unique_ptr<Instance> instance = NewInstance();
+  if (absl::Status s = instance->driver().Start(kDriverName); !s.ok()) {
+    Fail(check, absl::StrCat("the harness could not start its driver: ", s.message()));
+    return;
+  }
+  NameEvents events(instance->reg_dir(), absl::StrCat(kDriverName, "-reg.sock"));
+  instance->StartRegistrar({flag});
+  if (!PollUntil([&] { return instance->Serves(kDriverName) || instance->Exited(); },
+                 config_.timeout) ||
+      instance->Exited()) {
+    // A registrar without the flag says so in a line naming it, followed by its whole usage.
+    std::string said;
+    for (absl::string_view line : absl::StrSplit(instance->Log(), '\n')) {
+      if (absl::StrContains(line, "registration-retry-after")) {
+        said = absl::StrCat("; it said: ", absl::StripAsciiWhitespace(line));
+        break;
+      }
+    }
+    Fail(check, absl::StrCat("with ", flag, " the registrar did not register: ",
+                             said.empty() ? instance->State()
+                                          : absl::StrCat(instance->Exited() ? instance->HowItEnded()
+                                                                            : "still running",
+                                                         said),
+                             ". Without it, a registrar that kubelet never confirms stays "
+                             "unregistered until its pod is restarted"));
+    return;
+  }
+  const absl::Time first = absl::Now();
+  // Offered again: the name appears a second time (removed in between), and the socket serves.
+  const bool reoffered = PollUntil(
+      [&] { return instance->Exited() || (events.Added() >= 2 && instance->Serves(kDriverName)); },
+      retry_after + config_.timeout);
+  if (instance->Exited() || !reoffered) {
+    Fail(check, absl::StrCat("kubelet never confirmed the registration, and the registrar did "
+                             "not offer its socket again within ",
+                             absl::FormatDuration(retry_after + config_.timeout), ": ",
+                             instance->State()));
+    return;
+  }
+  const std::string took = Took(absl::Now() - first);
+  // Now kubelet confirms; the registration must then be left alone for longer than the
+  // registrar's next wait (2 s: doubled once).
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + config_.timeout));
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(true);
+  pluginregistration::RegistrationStatusResponse response;
+  const grpc::Status s =
+      pluginregistration::Registration::NewStub(UnixChannel(instance->SocketFor(kDriverName)))
+          ->NotifyRegistrationStatus(&context, status, &response);
+  if (!s.ok()) {
+    Fail(check, absl::StrCat("NotifyRegistrationStatus(plugin_registered=true) on the offered "
+                             "socket failed: ",
+                             s.error_message()));
+    return;
+  }
+  const int offers = events.Added();
+  const absl::Duration watch = 3 * retry_after;
+  PollUntil([&] { return instance->Exited() || events.Added() > offers; }, watch);
+  if (instance->Exited() || events.Added() > offers) {
+    Fail(check, absl::StrCat("offered the socket again after kubelet confirmed it: ",
+                             instance->State()));
+    return;
+  }
+  Pass(check, absl::StrCat("offered the socket again ", took, " after the first offer went "
+                           "unconfirmed, and left it alone for ",
+                           absl::FormatDuration(watch), " once confirmed"));
+}
+
 std::vector<CheckResult> Harness::Run() {
   if (access(config_.registrar_binary.c_str(), X_OK) != 0) {
     Fail("registrar.starts",
@@ -558,7 +669,8 @@ std::vector<CheckResult> Harness::Run() {
                                      "driver.restart_same_name", "driver.restart_new_name"};
     for (absl::Duration delay : config_.slow_driver_delays) rest.push_back(SlowCheckName(delay));
     for (const char* name :
-         {"name.escape", "name.too_long", "name.invalid", "signal.sigterm", "signal.sigint"}) {
+         {"name.escape", "name.too_long", "name.invalid", "signal.sigterm", "signal.sigint",
+          "registration.retry"}) {
       rest.push_back(name);
     }
     for (const std::string& name : rest) {
@@ -580,6 +692,7 @@ std::vector<CheckResult> Harness::Run() {
             "an invalid driver name (\"Conformance_Driver!\")");
   CheckSignal(SIGTERM);
   CheckSignal(SIGINT);
+  CheckRegistrationRetry();
   return results_;
 }
 

@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   static ndr::registrar::RegistrationService registration(
-      {"fuzz.example.com", "/tmp/fuzz.sock", true}, [](bool, const std::string&) {});
+      {"fuzz.example.com", "/tmp/fuzz.sock", true}, [](const ndr::registrar::Verdict&) {});
   static ndr::registrar::CSIRegistrationService csi_registration(
       {"fuzz.example.com", "/tmp/fuzz.sock", true});
   static ndr::sample::NodeService node([] {

@@ -1,0 +1,71 @@
+// The registrar's watchdog over kubelet's registration, as pure decisions (registrar.cc acts on
+// them).
+//
+// Kubelet can leave a registrar unregistered for good: when its RegisterPlugin blocks or fails,
+// NotifyRegistrationStatus never comes, and kubelets before v1.36 do not try again
+// (kubernetes/kubernetes#138170, #133725). The Go registrar then waits until someone restarts its
+// pod. This one offers its socket again, the way kubelet notices (a fresh socket at the same
+// path), when no NotifyRegistrationStatus(registered=true) came within --registration-retry-after
+// of the socket being created or last offered; the waits double after each offer, up to 5
+// minutes (or --registration-retry-after, if longer). A registrar that was notified is never
+// disturbed.
+//
+// A refusal (registered=false) still ends the registrar (exit 1), unless it cannot be kubelet's
+// verdict on the socket the registrar serves now:
+//  - it came for a socket the registrar has since replaced (deleted and created again, or
+//    offered again): the new socket gets its own verdict. Either it arrived on the old socket's
+//    server, or on the new one's without the GetInfo that starts every kubelet handshake:
+//    kubelet sends its verdict over the connection it asked GetInfo on, and gRPC re-dials that by
+//    path when the socket behind it was replaced (pkg/kubelet/pluginmanager/operationexecutor,
+//    GenerateRegisterPluginFunc: dial, GetInfo, ..., NotifyRegistrationStatus on the same client);
+//  - the socket it came for is no longer at the path (someone deleted it, and kubelet failed to
+//    reach it again while registering): the registrar creates it again;
+//  - it follows the registrar's own re-offer: kubelet refuses a second registration of the same
+//    driver name and version while the first is still registered (csi_plugin.go
+//    validateVersions), which it may be until it has seen the old socket go; offered again later.
+// Pure functions; thread-safe.
+#ifndef NDR_REGISTRAR_REGISTRATION_WATCHDOG_H_
+#define NDR_REGISTRAR_REGISTRATION_WATCHDOG_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace ndr::registrar {
+
+inline constexpr absl::Duration kDefaultRegistrationRetryAfter = absl::Minutes(2);
+inline constexpr absl::Duration kMaxRegistrationRetryWait = absl::Minutes(5);
+
+// How long to wait for registered=true after an offer, when `offers` offers of this socket went
+// unanswered before it (0 for the first): `retry_after` doubled each time, up to 5 minutes (or
+// `retry_after`, if that is longer). Zero `retry_after`: the watchdog is off (InfiniteDuration).
+absl::Duration RegistrationWait(absl::Duration retry_after, int offers);
+
+// What a NotifyRegistrationStatus(registered=false) means.
+enum class RefusalVerdict {
+  kFatal,            // kubelet refuses the socket the registrar serves: exit 1, as always
+  kReplacedSocket,   // it came for a socket since replaced: ignore it
+  kSocketGone,       // the socket it came for is gone from the path: create it again
+  kAfterReOffer,     // it follows our own re-offer: offer again after the wait
+};
+
+// What is known about a refusal and the socket served when it is handled.
+struct RefusalContext {
+  // The socket the refusal came on (each socket the registrar creates gets the next
+  // generation), and the one it serves now.
+  uint64_t notice_generation = 0;
+  uint64_t current_generation = 0;
+  // The socket it came on had answered kubelet's GetInfo before (services.h, Verdict).
+  bool after_get_info = true;
+  // The registration path still holds the socket served now.
+  bool path_still_ours = true;
+  // The socket served now was created by the watchdog's re-offer, not at start or because the
+  // old one was deleted.
+  bool current_is_reoffer = false;
+};
+
+RefusalVerdict ClassifyRefusal(const RefusalContext& refusal);
+
+}  // namespace ndr::registrar
+
+#endif  // NDR_REGISTRAR_REGISTRATION_WATCHDOG_H_
