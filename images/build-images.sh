@@ -3,14 +3,14 @@
 # architecture, joins each image's architectures in one OCI image index, and writes every index
 # out as an OCI archive:
 #
-#   images/build-images.sh OUT_DIR ARCH=REGISTRAR_BINARY,DRIVER_BINARY [ARCH=...]
+#   images/build-images.sh OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY [PLATFORM=...]
 #
-# e.g. images/build-images.sh out amd64=bin/registrar,bin/driver arm64=arm/registrar,arm/driver.
-# ARCH is an OCI architecture name (amd64, arm64). buildah keeps its (vfs) storage in
-# $NDR_BUILDAH_STORAGE, by default a directory under /tmp that it removes when done, so the build
-# never touches the machine's own container storage. Prints each image's name and compressed size.
+# e.g. images/build-images.sh out amd64=bin/registrar,bin/driver arm/v7=arm/registrar,arm/driver.
+# PLATFORM is an OCI architecture with its variant, if any: amd64, arm64, arm/v7, ppc64le, s390x.
+# buildah keeps its (vfs) storage in $NDR_BUILDAH_STORAGE, by default a directory under /tmp that
+# it removes when done, so the build never touches the machine's own container storage. Prints each image's name and compressed size.
 set -euo pipefail
-usage="usage: $0 OUT_DIR ARCH=REGISTRAR_BINARY,DRIVER_BINARY [ARCH=REGISTRAR_BINARY,DRIVER_BINARY...]"
+usage="usage: $0 OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY [PLATFORM=...]"
 if [ $# -lt 2 ]; then
   echo "$usage" >&2
   exit 2
@@ -24,14 +24,28 @@ storage=${NDR_BUILDAH_STORAGE:-$context/storage}
 buildah=(buildah --storage-driver vfs --root "$storage/root" --runroot "$storage/run")
 mkdir -p "$out"
 
-# The ELF machine `file` names for each architecture we build.
-declare -A elf_machine=([amd64]="x86-64" [arm64]="ARM aarch64")
-arches=()
+# For each platform we build (an OCI architecture, with its variant after a slash): the ELF
+# machine `file` names, the binutils that strip its binaries, and how to run one here.
+declare -A elf_machine=(
+  [amd64]="x86-64" [arm64]="ARM aarch64" [arm/v7]="ARM, EABI5" [ppc64le]="64-bit PowerPC"
+  [s390x]="IBM S/390"
+)
+declare -A strip_tool=(
+  [amd64]=strip [arm64]=aarch64-linux-gnu-strip [arm/v7]=arm-linux-gnueabihf-strip
+  [ppc64le]=powerpc64le-linux-gnu-strip [s390x]=s390x-linux-gnu-strip
+)
+declare -A runner=(
+  [amd64]="" [arm64]=qemu-aarch64-static [arm/v7]=qemu-arm-static
+  [ppc64le]=qemu-ppc64le-static [s390x]=qemu-s390x-static
+)
+platforms=()
 for spec in "$@"; do
-  arch=${spec%%=*} binaries=${spec#*=}
+  platform=${spec%%=*} binaries=${spec#*=}
   registrar=${binaries%%,*} driver=${binaries#*,}
-  if [ "$arch" = "$spec" ] || [ "$registrar" = "$binaries" ] || [ -z "${elf_machine[$arch]:-}" ]; then
-    echo "error: '$spec' is not ARCH=REGISTRAR_BINARY,DRIVER_BINARY with ARCH amd64 or arm64" >&2
+  if [ "$platform" = "$spec" ] || [ "$registrar" = "$binaries" ] ||
+    [ -z "${elf_machine[$platform]:-}" ]; then
+    echo "error: '$spec' is not PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY with PLATFORM one of" \
+      "${!elf_machine[*]}" >&2
     echo "$usage" >&2
     exit 2
   fi
@@ -41,37 +55,40 @@ for spec in "$@"; do
       echo "error: $binary is not statically linked; a FROM-scratch image needs a static binary" >&2
       exit 1
     fi
-    if [[ "$description" != *"${elf_machine[$arch]}"* ]]; then
-      echo "error: $binary is not an $arch binary: $description" >&2
+    if [[ "$description" != *"${elf_machine[$platform]}"* ]]; then
+      echo "error: $binary is not a $platform binary: $description" >&2
       exit 1
     fi
   done
-  mkdir -p "$context/$arch"
-  # A cross binary needs the cross strip; `strip` of the other architecture refuses it.
-  strip_tool="strip"
-  [ "$arch" = amd64 ] || strip_tool=/usr/bin/aarch64-linux-gnu-strip
-  "$strip_tool" -o "$context/$arch/csi-node-driver-registrar" "$registrar"
-  "$strip_tool" -o "$context/$arch/sample-csi-driver" "$driver"
-  arches+=("$arch")
+  # A directory per platform (arm/v7 -> arm-v7). A cross binary needs its own strip: `strip` of
+  # another architecture refuses it.
+  dir=$context/${platform//\//-}
+  mkdir -p "$dir"
+  "${strip_tool[$platform]}" -o "$dir/csi-node-driver-registrar" "$registrar"
+  "${strip_tool[$platform]}" -o "$dir/sample-csi-driver" "$driver"
+  platforms+=("$platform")
 done
 
 # The version is the registrar's own (--version), from a binary this machine runs natively or
 # under qemu.
-first=${arches[0]}
-runner=()
-[ "$first" = amd64 ] || runner=(qemu-aarch64-static)
-version=$("${runner[@]}" "$context/$first/csi-node-driver-registrar" --version 2>&1 | awk '{print $NF}')
+first=${platforms[0]}
+version=$(${runner[$first]} "$context/${first//\//-}/csi-node-driver-registrar" --version 2>&1 |
+  awk '{print $NF}')
 
 build() {  # Containerfile, image name, archive name
-  local containerfile=$1 name=$2 archive=$3 arch
+  local containerfile=$1 name=$2 archive=$3
   "${buildah[@]}" manifest rm "$name" >/dev/null 2>&1 || true
   "${buildah[@]}" manifest create "$name" >/dev/null
-  for arch in "${arches[@]}"; do
-    # FROM scratch with --arch: the image's config says arm64 although this machine is amd64.
-    "${buildah[@]}" bud --quiet --isolation chroot --arch "$arch" --os linux \
-      -f "$here/$containerfile" -t "$name-$arch" "$context/$arch" >/dev/null
-    "${buildah[@]}" manifest add --arch "$arch" --os linux "$name" \
-      "containers-storage:$name-$arch" >/dev/null
+  local platform arch variant tag
+  for platform in "${platforms[@]}"; do
+    arch=${platform%%/*} variant=${platform#*/} tag=$name-${platform//\//-}
+    [ "$variant" != "$platform" ] || variant=
+    # FROM scratch with --arch (and --variant): the image's config says arm64, say, although
+    # this machine is amd64.
+    "${buildah[@]}" bud --quiet --isolation chroot --arch "$arch" ${variant:+--variant "$variant"} \
+      --os linux -f "$here/$containerfile" -t "$tag" "$context/${platform//\//-}" >/dev/null
+    "${buildah[@]}" manifest add --arch "$arch" ${variant:+--variant "$variant"} --os linux \
+      "$name" "containers-storage:$tag" >/dev/null
   done
   rm -f "$out/$archive"
   "${buildah[@]}" manifest push --quiet --all "$name" "oci-archive:$out/$archive:$name" >/dev/null
@@ -86,7 +103,10 @@ with tarfile.open(archive) as tar:
     for index in json.load(tar.extractfile("index.json"))["manifests"]:
         for image in blob(index)["manifests"]:
             layers = blob(image)["layers"]
-            print(f"{name:56} {image['platform']['architecture']:5} "
+            platform = image["platform"]["architecture"]
+            if image["platform"].get("variant"):
+                platform += "/" + image["platform"]["variant"]
+            print(f"{name:56} {platform:7} "
                   f"compressed layer {sum(l['size'] for l in layers)} bytes")
 PYTHON
   printf '%-56s archive %s (%s bytes)\n' "$name" "$out/$archive" "$(stat -c %s "$out/$archive")"

@@ -1,5 +1,5 @@
-// Builds the images with buildah (images/build-images.sh), amd64 and arm64 joined in one OCI image
-// index each, checks what the indexes say and what each architecture's image holds, and runs the
+// Builds the images with buildah (images/build-images.sh), the five Linux platforms (amd64, arm64,
+// arm/v7, ppc64le, s390x) joined in one OCI image index each, checks what the indexes say and what each architecture's image holds, and runs the
 // registrar inside its (amd64) image: --version, and a real registration round trip with the
 // sample driver's socket mounted in. Needs root and buildah (test/install-deps.sh installs it);
 // runs outside Bazel's sandbox.
@@ -41,8 +41,20 @@ using ::testing::HasSubstr;
 using json = nlohmann::json;
 
 constexpr char kRegistrarImage[] = "localhost/ndr/csi-node-driver-registrar:v2.17.0-ndr.1";
-constexpr char kArm64Registrar[] = "toolchain/arm64/binaries/csi-node-driver-registrar.stripped";
-constexpr char kArm64Driver[] = "toolchain/arm64/binaries/sample-csi-driver.stripped";
+
+// The platforms of the Go registrar's image index beside amd64, each with the directory of its
+// cross build (toolchain/cross) and the ELF machine of its binaries.
+struct CrossPlatform {
+  const char* platform;  // OCI architecture[/variant], as build-images.sh takes it
+  const char* build;     // toolchain/cross/<build>_binaries
+  int machine;
+};
+constexpr CrossPlatform kCrossPlatforms[] = {
+    {"arm64", "arm64", EM_AARCH64},
+    {"arm/v7", "armv7", EM_ARM},
+    {"ppc64le", "ppc64le", EM_PPC64},
+    {"s390x", "s390x", EM_S390},
+};
 
 // The process in `group` whose command name is `comm` (a name is at most 15 characters), or 0.
 pid_t FindInGroup(pid_t group, const std::string& comm) {
@@ -67,8 +79,8 @@ bool IsStatic(const std::string& path) { return !ReadElf(path).dynamic; }
 
 // One architecture's image in an OCI archive, as a registry or `ctr images import` reads it.
 struct PlatformImage {
-  std::string architecture, os;                // the index entry's platform
-  std::string config_architecture, config_os;  // the image's own config
+  std::string architecture, variant, os;                       // the index entry's platform
+  std::string config_architecture, config_variant, config_os;  // the image's own config
   int64_t layer_bytes = 0;                     // compressed, as a registry stores them
   int binary_machine = -1;                     // ELF e_machine of `binary` in the layers
 };
@@ -115,10 +127,12 @@ std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::stri
   for (const json& entry : entries.is_array() ? entries : json::array()) {
     PlatformImage image;
     image.architecture = text(member(entry, "platform"), "architecture");
+    image.variant = text(member(entry, "platform"), "variant");
     image.os = text(member(entry, "platform"), "os");
     const json manifest = parse(blob(entry));
     const json config = parse(blob(member(manifest, "config")));
     image.config_architecture = text(config, "architecture");
+    image.config_variant = text(config, "variant");
     image.config_os = text(config, "os");
     // The architecture names a directory: letters and digits only.
     if (image.architecture.empty() ||
@@ -149,11 +163,17 @@ class ImageTest : public ::testing::Test {
     driver_ = Runfile("test/csidriver/sample-csi-driver");
     if (!IsStatic(registrar_)) return;  // sanitizer builds: see the test bodies
     dir_ = new TempDir("img");
-    Subprocess build({"/usr/bin/env", "NDR_BUILDAH_STORAGE=" + dir_->Join("storage"), "/bin/bash",
-                      Runfile("images/build-images.sh"), dir_->Join("out"),
-                      absl::StrCat("amd64=", registrar_, ",", driver_),
-                      absl::StrCat("arm64=", Runfile(kArm64Registrar), ",", Runfile(kArm64Driver))},
-                     dir_->Join("build.log"));
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "NDR_BUILDAH_STORAGE=" + dir_->Join("storage"), "/bin/bash",
+                                     Runfile("images/build-images.sh"), dir_->Join("out"),
+                                     absl::StrCat("amd64=", registrar_, ",", driver_)};
+    for (const CrossPlatform& cross : kCrossPlatforms) {
+      const std::string binaries = absl::StrCat("toolchain/cross/", cross.build, "_binaries/");
+      argv.push_back(absl::StrCat(cross.platform, "=",
+                                  Runfile(binaries + "csi-node-driver-registrar.stripped"), ",",
+                                  Runfile(binaries + "sample-csi-driver.stripped")));
+    }
+    Subprocess build(argv, dir_->Join("build.log"));
     build_exit_ = build.Wait(absl::Minutes(10)).value_or(-1);
     build_log_ = build.Log();
   }
@@ -193,9 +213,10 @@ class ImageTest : public ::testing::Test {
   static inline TempDir* dir_ = nullptr;
 };
 
-// Each archive is one multi-architecture tag: an image index with amd64 and arm64 entries, each
-// image's config agreeing with its entry, and each holding a binary of its own architecture.
-TEST_F(ImageTest, IndexHoldsBothArchitectures) {
+// Each archive is one multi-architecture tag: an image index with an entry for each of the five
+// Linux platforms, each image's config agreeing with its entry, and each holding a binary of its
+// own architecture.
+TEST_F(ImageTest, IndexHoldsEveryPlatform) {
   EXPECT_THAT(build_log_, HasSubstr(kRegistrarImage));
   const std::pair<const char*, const char*> archives[] = {
       {"csi-node-driver-registrar.oci.tar", "csi-node-driver-registrar"},
@@ -205,19 +226,24 @@ TEST_F(ImageTest, IndexHoldsBothArchitectures) {
     const std::vector<PlatformImage> images =
         ReadIndex(dir_->Join(std::string("out/") + archive),
                   dir_->Join(std::string("unpacked/") + binary), binary);
-    ASSERT_EQ(images.size(), 2u);
+    ASSERT_EQ(images.size(), 5u);
     std::map<std::string, int> machines;
     for (const PlatformImage& image : images) {
-      SCOPED_TRACE(image.architecture);
+      const std::string platform =
+          image.variant.empty() ? image.architecture : image.architecture + "/" + image.variant;
+      SCOPED_TRACE(platform);
       EXPECT_EQ(image.os, "linux");
       EXPECT_EQ(image.config_architecture, image.architecture);
+      EXPECT_EQ(image.config_variant, image.variant);
       EXPECT_EQ(image.config_os, "linux");
       // The target for the registrar's image: under 5 MB compressed, per architecture.
       EXPECT_GT(image.layer_bytes, 1'000'000);
       EXPECT_LT(image.layer_bytes, 5'000'000);
-      machines[image.architecture] = image.binary_machine;
+      machines[platform] = image.binary_machine;
     }
-    EXPECT_EQ(machines, (std::map<std::string, int>{{"amd64", EM_X86_64}, {"arm64", EM_AARCH64}}));
+    std::map<std::string, int> expected = {{"amd64", EM_X86_64}};
+    for (const CrossPlatform& cross : kCrossPlatforms) expected[cross.platform] = cross.machine;
+    EXPECT_EQ(machines, expected);
   }
 }
 

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_arm64_deps buildah
+ndr_install_cross_deps buildah
 trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
 
 echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r)"
@@ -15,7 +15,7 @@ echo
 # shellcheck disable=SC2046
 bazel build $(ndr_bazel_flags) -c opt //registrar:benchmark //kubeletclient:benchmark \
   //registrar:csi-node-driver-registrar.stripped //test/csidriver:sample-csi-driver.stripped \
-  //toolchain/arm64:binaries
+  //toolchain/cross:all_binaries
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 
 # bazel run would rebuild in the default configuration; run the opt binaries from their runfiles.
@@ -25,8 +25,5 @@ echo
 echo
 echo "Images (bash images/build.sh), compressed as a registry stores them:"
 out=$(mktemp -d /tmp/ndr-bench-images-XXXXXX)
-bash images/build-images.sh "$out" \
-  "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" \
-  "arm64=$bin/toolchain/arm64/binaries/csi-node-driver-registrar.stripped,$bin/toolchain/arm64/binaries/sample-csi-driver.stripped" |
-  sed 's/^/  /'
+bash images/build.sh "$out" | sed 's/^/  /'
 rm -rf "$out"

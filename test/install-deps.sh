@@ -52,22 +52,29 @@ ndr_step() {
   rm -f "$log"
 }
 
-# The arm64 build (--config=arm64, and //... through toolchain/arm64:binaries): Debian's cross
-# compiler, qemu to run what it builds, and the arm64 sysroot that toolchain/arm64/make-sysroot.sh
-# unpacks from Debian's arm64 packages into /var/cache/ndr-arm64-sysroot (once; it checks).
-NDR_ARM64_PACKAGES=(g++-aarch64-linux-gnu qemu-user-static)
+# The cross builds (--config=arm64, armv7, ppc64le, s390x, and //... through
+# toolchain/cross:<arch>_binaries): Debian's cross compilers, qemu to run what they build, and each
+# architecture's sysroot, which toolchain/cross/make-sysroot.sh unpacks from Debian's packages for
+# that architecture into /var/cache/ndr-<debian arch>-sysroot (once; it checks).
+NDR_CROSS_PACKAGES=(
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf g++-powerpc64le-linux-gnu g++-s390x-linux-gnu
+  qemu-user-static
+)
+NDR_CROSS_DEBIAN_ARCHES=(arm64 armhf ppc64el s390x)
 
-ndr_install_arm64_deps() {
-  ndr_install_deps "${NDR_ARM64_PACKAGES[@]}" "$@" || return 1
-  local sudo=()
+ndr_install_cross_deps() {
+  ndr_install_deps "${NDR_CROSS_PACKAGES[@]}" "$@" || return 1
+  local sudo=() arch
   if [ "$(id -u)" -ne 0 ] && [ ! -w /var/cache ]; then
     sudo=(sudo)
   fi
-  # Quiet when the sysroot is there already (it checks its versions).
-  if ! bash toolchain/arm64/make-sysroot.sh --check >/dev/null 2>&1; then
-    ndr_step "Unpacking Debian's arm64 packages into the cross build's sysroot" \
-      "${sudo[@]}" bash toolchain/arm64/make-sysroot.sh
-  fi
+  for arch in "${NDR_CROSS_DEBIAN_ARCHES[@]}"; do
+    # Quiet when the sysroot is there already (it checks its versions).
+    if ! bash toolchain/cross/make-sysroot.sh --check "$arch" >/dev/null 2>&1; then
+      ndr_step "Unpacking Debian's $arch packages into the cross build's sysroot" \
+        "${sudo[@]}" bash toolchain/cross/make-sysroot.sh "$arch" || return 1
+    fi
+  done
 }
 
 # Bazel options for scripts: quiet, non-interactive output when run by CI or without a terminal.

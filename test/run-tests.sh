@@ -7,14 +7,16 @@
 #   bash test/run-tests.sh ARGS...  the plain stage only, with ARGS passed to `bazel test`
 #                                   (e.g. --config=asan)
 #
-# Each stage prints how many test cases ran, counted from every test target's JUnit XML
-# (test/junit.py), and names each one that failed; the last line totals them:
+# The plain stage also builds and tests the other architectures' binaries (toolchain/cross) and
+# the five-platform images; the sanitizer stages leave them out. Each stage prints how many test
+# cases ran, counted from every test target's JUnit XML (test/junit.py), and names each one that
+# failed; the last line totals them:
 # `tests: N passed, M failed, K skipped`. NDR_FUZZ_SECONDS (default 30) sets how long each
 # fuzzer runs. The script goes on after a failing stage and exits 1 if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_arm64_deps
+ndr_install_cross_deps
 
 # Never leave a Bazel server behind, whatever happens.
 trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
@@ -36,9 +38,11 @@ if [ $# -gt 0 ] && [ "$1" != --quick ]; then
 else
   run_stage plain
   if [ "${1:-}" != --quick ]; then
-    run_stage asan --config=asan
-    run_stage ubsan --config=ubsan
-    run_stage tsan --config=tsan
+    # The other architectures' builds (tag `cross`) are never sanitized: the plain stage has
+    # built and tested them.
+    run_stage asan --config=asan "${NDR_NO_CROSS[@]}"
+    run_stage ubsan --config=ubsan "${NDR_NO_CROSS[@]}"
+    run_stage tsan --config=tsan "${NDR_NO_CROSS[@]}"
     echo "==> stage fuzz: each fuzzer for ${NDR_FUZZ_SECONDS:-30} s"
     bash test/fuzz.sh "${NDR_FUZZ_SECONDS:-30}" || failed_stages+=(fuzz)
   fi

@@ -28,7 +28,7 @@ case "$sanitizer" in
 esac
 
 source test/install-deps.sh
-ndr_install_arm64_deps
+ndr_install_cross_deps
 source test/test-stage.sh
 
 hogs=()
@@ -56,7 +56,7 @@ echo "==> building the plain and --config=${sanitizer} trees"
 # shellcheck disable=SC2046
 bazel build $(ndr_bazel_flags) -- //...
 # shellcheck disable=SC2046
-bazel build $(ndr_bazel_flags) "--config=${sanitizer}" -- //...
+bazel build $(ndr_bazel_flags) "--config=${sanitizer}" "${NDR_NO_CROSS[@]}" -- //...
 
 failures_file=$(mktemp /tmp/ndr-stress-XXXXXX)
 total_passed=0 total_failed=0 start=$SECONDS
@@ -65,7 +65,7 @@ echo "==> ${rounds} rounds with ${#hogs[@]} busy loops running (two per core)"
 for round in $(seq 1 "$rounds"); do
   for config in plain "$sanitizer"; do
     args=()
-    [ "$config" = plain ] || args=("--config=${config}")
+    [ "$config" = plain ] || args=("--config=${config}" "${NDR_NO_CROSS[@]}")
     ndr_test_stage "round ${round}/${rounds} ${config}" "${args[@]}" || true
     total_passed=$((total_passed + ndr_stage_passed))
     total_failed=$((total_failed + ndr_stage_failed))

@@ -22,13 +22,11 @@ def static_cc_binary(name, deps = [], **kwargs):
             # gcc links through toolchain/quiet_link/filter.sh, which keeps glibc's warnings about
             # NSS functions in static programs out of the output (they do not apply).
             "//third_party:sanitizer_build": [],
-            "//toolchain/quiet_link:aarch64": ["-specs=toolchain/quiet_link/aarch64.specs"],
-            "//conditions:default": ["-specs=toolchain/quiet_link/x86_64.specs"],
+            "//conditions:default": ["-specs=toolchain/quiet_link/quiet.specs"],
         }),
         additional_linker_inputs = select({
             "//third_party:sanitizer_build": [],
-            "//toolchain/quiet_link:aarch64": ["//toolchain/quiet_link:aarch64_files"],
-            "//conditions:default": ["//toolchain/quiet_link:x86_64_files"],
+            "//conditions:default": ["//toolchain/quiet_link:files"],
         }),
         deps = deps + select({
             "//third_party:sanitizer_build": [],

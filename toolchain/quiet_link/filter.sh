@@ -1,6 +1,6 @@
 #!/bin/bash
-# Runs gcc's linker driver, collect2 ($1, with the rest as its arguments; the specs files here
-# make gcc run this script in its place) and passes on everything it prints but the
+# Runs gcc's linker driver, collect2 ($1, with the rest as its arguments; quiet.specs makes gcc
+# run this script in its place) and passes on everything it prints but the
 # warnings glibc attaches to its NSS functions (getaddrinfo, getservbyname, getpwuid_r, ...) when a
 # program is linked statically: "Using 'getaddrinfo' in statically linked applications requires
 # at runtime the shared libraries from the glibc version used for linking". The registrar and the
@@ -11,6 +11,21 @@
 set -o pipefail
 real=$1
 shift
+# A bare name (quiet.specs says "collect2") is looked for where gcc looks for it: the directories
+# of COMPILER_PATH, which gcc sets for the programs it runs (its own, or a cross compiler's).
+if [[ "$real" != */* ]]; then
+  IFS=: read -ra dirs <<<"${COMPILER_PATH:-}"
+  for dir in "${dirs[@]}"; do
+    if [ -n "$dir" ] && [ -x "$dir/$real" ]; then
+      real=$dir/$real
+      break
+    fi
+  done
+  if [[ "$real" != */* ]]; then
+    echo "filter.sh: no $real in gcc's COMPILER_PATH (${COMPILER_PATH:-unset})" >&2
+    exit 1
+  fi
+fi
 { "$real" "$@" 2>&1 1>&3 3>&- | awk '
   function flush() { if (held != "") { print held > "/dev/stderr"; held = "" } }
   /warning: Using .* in statically linked applications requires at runtime the shared libraries from the glibc version used for linking$/ {

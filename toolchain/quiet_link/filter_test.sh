@@ -36,4 +36,19 @@ if [ "$status" -ne 3 ]; then
   echo "filter.sh exited $status, not the linker's 3" >&2
   exit 1
 fi
+# A bare name is found in COMPILER_PATH, as gcc passes it.
+bin=$(mktemp -d)
+trap 'rm -f "$fake"; rm -rf "$bin"' EXIT
+cp "$fake" "$bin/collect2"
+out=$(COMPILER_PATH="/nonexistent/:$bin/" FAKE_STATUS=0 "$filter" collect2 2>&1)
+if [ "$(sort <<<"$out")" != "$(sort <<<"$expected")" ]; then
+  printf 'filter.sh collect2 printed:\n%s\n' "$out" >&2
+  exit 1
+fi
+status=0
+out=$(COMPILER_PATH=/nonexistent/ "$filter" collect2 2>&1) || status=$?
+if [ "$status" -eq 0 ] || [[ "$out" != *"no collect2 in gcc's COMPILER_PATH"* ]]; then
+  echo "filter.sh without collect2 in COMPILER_PATH: exit $status, said: $out" >&2
+  exit 1
+fi
 echo PASS

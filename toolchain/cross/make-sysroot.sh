@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds the arm64 sysroot that --config=arm64 compiles and links against: Debian's arm64 -dev
-# packages of every library the registrar and the sample driver link, at exactly the versions
-# installed for amd64 (the headers and protoc's generated code must agree), downloaded with apt
-# and unpacked with dpkg-deb -x, never installed: several of them (glog, gflags, libevent) cannot
-# be installed beside their amd64 versions. Nothing outside Debian's archive is fetched, and the
-# machine's dpkg architectures are left alone: apt reads the arm64 package lists into a state
+# Builds the sysroot that a cross build (--config=arm64, armv7, ppc64le or s390x; see
+# toolchain/cross/) compiles and links against: Debian's -dev packages, for that architecture, of
+# every library the registrar and the sample driver link, at exactly the versions installed for
+# amd64 (the headers and protoc's generated code must agree), downloaded with apt and unpacked with
+# dpkg-deb -x, never installed: several of them (glog, gflags, libevent) cannot be installed beside
+# their amd64 versions. Nothing outside Debian's archive is fetched, and the machine's dpkg
+# architectures are left alone: apt reads that architecture's package lists into a state
 # directory of its own.
 #
-# Usage: toolchain/arm64/make-sysroot.sh [--check] [SYSROOT]   (default /var/cache/ndr-arm64-sysroot)
+# Usage: toolchain/cross/make-sysroot.sh [--check] DEBIAN_ARCH [SYSROOT]
+#   DEBIAN_ARCH: arm64, armhf, ppc64el or s390x; SYSROOT: default /var/cache/ndr-DEBIAN_ARCH-sysroot
 # Prints the sysroot's path. Does nothing when the sysroot already holds these versions; with
 # --check, only says (exit 0) whether it does.
 set -euo pipefail
@@ -17,7 +19,15 @@ if [ "${1:-}" = --check ]; then
   check=true
   shift
 fi
-sysroot=${1:-${NDR_ARM64_SYSROOT:-/var/cache/ndr-arm64-sysroot}}
+arch=${1:-}
+case "$arch" in
+  arm64 | armhf | ppc64el | s390x) ;;
+  *)
+    echo "usage: $0 [--check] arm64|armhf|ppc64el|s390x [SYSROOT]" >&2
+    exit 2
+    ;;
+esac
+sysroot=${2:-/var/cache/ndr-$arch-sysroot}
 packages=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev zlib1g-dev
   libgflags-dev libgoogle-glog-dev libunwind-dev liblzma-dev libevent-dev
@@ -50,26 +60,32 @@ state="$sysroot.apt"
 rm -rf "$sysroot" "$state"
 mkdir -p "$state/lists/partial" "$state/archives/partial" "$state/debs"
 apt_opts=(
-  -o APT::Architecture=arm64 -o APT::Architectures::=arm64
+  -o APT::Architecture="$arch" -o APT::Architectures::="$arch"
   -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state" -o Dir::State::status=/dev/null
   -o Debug::NoLocking=1 -o APT::Sandbox::User=root -qq
 )
-echo "make-sysroot: reading Debian's arm64 package lists" >&2
-apt-get "${apt_opts[@]}" update
-# The amd64 version where the archive still has it for arm64, else (for the libraries that need
+echo "make-sysroot: reading Debian's $arch package lists" >&2
+# An index that fails to download (a mirror caught mid-sync, say) is not fatal here: apt keeps
+# the others, and a package it then cannot find is an error below, naming the package.
+if ! apt-get "${apt_opts[@]}" update >"$state/update.log" 2>&1; then
+  echo "make-sysroot: warning: some of Debian's $arch package lists did not download; going on" \
+    "with the others:" >&2
+  grep '^[EW]:' "$state/update.log" | sed 's/^/    /' >&2 || true
+fi
+# The amd64 version where the archive still has it for $arch, else (for the libraries that need
 # not match exactly) the archive's current one.
 wanted=()
 for pkg in "${packages[@]}"; do
   version=$(dpkg-query -W -f='${Version}' "$pkg")
-  if apt-cache "${apt_opts[@]}" madison "$pkg:arm64" | awk -F' [|] ' '{print $2}' |
+  if apt-cache "${apt_opts[@]}" madison "$pkg:$arch" | awk -F' [|] ' '{print $2}' |
       grep -qxF "$version"; then
-    wanted+=("$pkg:arm64=$version")
+    wanted+=("$pkg:$arch=$version")
   elif [[ " ${exact[*]} " == *" $pkg "* ]]; then
-    echo "make-sysroot: Debian's archive has no arm64 $pkg $version, the version installed here;" \
+    echo "make-sysroot: Debian's archive has no $arch $pkg $version, the version installed here;" \
       "upgrade it (apt-get install $pkg) so that both architectures match" >&2
     exit 1
   else
-    wanted+=("$pkg:arm64")
+    wanted+=("$pkg:$arch")
   fi
 done
 echo "make-sysroot: downloading ${wanted[*]}" >&2
