@@ -158,6 +158,44 @@ TEST(WireTest, NodeUnpublishVolumeRequest) {
   ExpectWire(request, Bytes({0x0a, 1, 'v', 0x12, 2, '/', 't'}));
 }
 
+TEST(WireTest, NodeExpandVolume) {
+  csi::v1::NodeExpandVolumeRequest request;
+  request.set_volume_id("v");
+  request.set_volume_path("/p");
+  request.mutable_capacity_range()->set_required_bytes(300);
+  request.set_staging_target_path("/s");
+  request.mutable_volume_capability()->mutable_block();
+  (*request.mutable_secrets())["k"] = "x";
+  ExpectWire(request, Bytes({0x0a, 1, 'v',                   // volume_id = 1
+                             0x12, 2, '/', 'p',              // volume_path = 2
+                             0x1a, 3, 0x08, 0xac, 0x02,      // capacity_range = 3 { 1: 300 }
+                             0x22, 2, '/', 's',              // staging_target_path = 4
+                             0x2a, 2, 0x0a, 0,               // volume_capability = 5 { block }
+                             0x32, 6, 0x0a, 1, 'k', 0x12, 1, 'x'}));  // secrets = 6 {k: x}
+  csi::v1::NodeExpandVolumeResponse response;
+  response.set_capacity_bytes(1);
+  ExpectWire(response, Bytes({0x08, 1}));  // capacity_bytes = 1
+}
+
+TEST(WireTest, NodeGetVolumeStats) {
+  csi::v1::NodeGetVolumeStatsRequest request;
+  request.set_volume_id("v");
+  request.set_volume_path("/p");
+  request.set_staging_target_path("/s");
+  ExpectWire(request, Bytes({0x0a, 1, 'v', 0x12, 2, '/', 'p', 0x1a, 2, '/', 's'}));
+  csi::v1::NodeGetVolumeStatsResponse response;
+  csi::v1::VolumeUsage* usage = response.add_usage();
+  usage->set_available(1);
+  usage->set_total(2);
+  usage->set_used(3);
+  usage->set_unit(csi::v1::VolumeUsage::INODES);
+  response.mutable_volume_condition()->set_abnormal(true);
+  response.mutable_volume_condition()->set_message("m");
+  ExpectWire(response,
+             Bytes({0x0a, 8, 0x08, 1, 0x10, 2, 0x18, 3, 0x20, 2,  // usage = 1 {1, 2, 3, unit 4: 2}
+                    0x12, 5, 0x08, 1, 0x12, 1, 'm'}));  // volume_condition = 2 {abnormal, "m"}
+}
+
 TEST(WireTest, CapabilitiesAndEnums) {
   csi::v1::GetPluginCapabilitiesResponse plugin;
   plugin.add_capabilities()->mutable_service()->set_type(
@@ -226,6 +264,14 @@ class Node final : public csi::v1::Node::Service {
   grpc::Status NodeUnpublishVolume(grpc::ServerContext*,
                                    const csi::v1::NodeUnpublishVolumeRequest*,
                                    csi::v1::NodeUnpublishVolumeResponse*) override {
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeGetVolumeStats(grpc::ServerContext*, const csi::v1::NodeGetVolumeStatsRequest*,
+                                  csi::v1::NodeGetVolumeStatsResponse*) override {
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeExpandVolume(grpc::ServerContext*, const csi::v1::NodeExpandVolumeRequest*,
+                                csi::v1::NodeExpandVolumeResponse*) override {
     return grpc::Status::OK;
   }
   grpc::Status NodeGetCapabilities(grpc::ServerContext*,
@@ -309,6 +355,8 @@ TEST_F(MethodPathTest, RealPathsReachTheGeneratedServices) {
       "/csi.v1.Node/NodeUnstageVolume",
       "/csi.v1.Node/NodePublishVolume",
       "/csi.v1.Node/NodeUnpublishVolume",
+      "/csi.v1.Node/NodeGetVolumeStats",
+      "/csi.v1.Node/NodeExpandVolume",
   };
   for (const char* path : paths) {
     std::string response;

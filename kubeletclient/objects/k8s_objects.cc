@@ -80,6 +80,19 @@ class Field {
     return Error("must be a whole number");
   }
 
+  // A resource quantity ("10Gi"; quantity.h), as a string or a number.
+  absl::StatusOr<std::optional<Quantity>> QuantityValue() const {
+    if (!present()) return std::optional<Quantity>();
+    if (!IsScalar()) return Error("must be a quantity, such as 10Gi");
+    absl::StatusOr<Quantity> q = ParseQuantity(node_.Scalar());
+    if (!q.ok()) {
+      return absl::Status(q.status().code(),
+                          absl::StrCat(path_, ": Invalid value: ", GoQuote(node_.Scalar()), ": ",
+                                       q.status().message()));
+    }
+    return std::optional<Quantity>(*q);
+  }
+
   absl::StatusOr<std::map<std::string, std::string>> StringMap() const {
     std::map<std::string, std::string> out;
     if (!present()) return out;
@@ -309,9 +322,21 @@ absl::StatusOr<PersistentVolumeClaim> ParseClaim(const Field& doc) {
     claim.owner_references.push_back(owner);
   }
   NDR_ASSIGN(claim.volume_name, doc["spec"]["volumeName"].String(/*required=*/false));
+  NDR_ASSIGN(claim.requested, doc["spec"]["resources"]["requests"]["storage"].QuantityValue());
   std::string phase;
   NDR_ASSIGN(phase, doc["status"]["phase"].String(/*required=*/false));
   if (!phase.empty()) claim.phase = phase;
+  NDR_ASSIGN(claim.capacity, doc["status"]["capacity"]["storage"].QuantityValue());
+  std::vector<Field> conditions;
+  NDR_ASSIGN(conditions, doc["status"]["conditions"].Objects());
+  for (const Field& c : conditions) {
+    ClaimCondition condition;
+    NDR_ASSIGN(condition.type, c["type"].String(/*required=*/true));
+    NDR_ASSIGN(condition.status, c["status"].String(/*required=*/true));
+    NDR_ASSIGN(condition.reason, c["reason"].String(/*required=*/false));
+    NDR_ASSIGN(condition.message, c["message"].String(/*required=*/false));
+    claim.conditions.push_back(condition);
+  }
   return claim;
 }
 
@@ -325,6 +350,7 @@ absl::StatusOr<PersistentVolume> ParseVolume(const Field& doc) {
   if (absl::Status s = spec.RequireMap(); !s.ok()) return s;
   NDR_ASSIGN(pv.access_modes, spec["accessModes"].StringList());
   NDR_ASSIGN(pv.mount_options, spec["mountOptions"].StringList());
+  NDR_ASSIGN(pv.capacity, spec["capacity"]["storage"].QuantityValue());
   std::string volume_mode;
   NDR_ASSIGN(volume_mode, spec["volumeMode"].String(/*required=*/false));
   if (!volume_mode.empty()) pv.volume_mode = volume_mode;
@@ -355,7 +381,8 @@ absl::StatusOr<PersistentVolume> ParseVolume(const Field& doc) {
     NDR_ASSIGN(source.fs_type, csi["fsType"].String(/*required=*/false));
     NDR_ASSIGN(source.volume_attributes, csi["volumeAttributes"].StringMap());
     for (auto [key, ref] : {std::pair{"nodePublishSecretRef", &source.node_publish_secret},
-                            std::pair{"nodeStageSecretRef", &source.node_stage_secret}}) {
+                            std::pair{"nodeStageSecretRef", &source.node_stage_secret},
+                            std::pair{"nodeExpandSecretRef", &source.node_expand_secret}}) {
       if (!csi[key].present()) continue;
       std::string ns, name;
       NDR_ASSIGN(name, csi[key]["name"].String(/*required=*/true));
@@ -384,6 +411,17 @@ absl::StatusOr<CsiDriverObject> ParseCsiDriver(const Field& doc) {
   std::string policy;
   NDR_ASSIGN(policy, spec["fsGroupPolicy"].String(/*required=*/false));
   if (!policy.empty()) driver.fs_group_policy = policy;
+  std::vector<Field> token_requests;
+  NDR_ASSIGN(token_requests, spec["tokenRequests"].Objects());
+  for (const Field& t : token_requests) {
+    TokenRequest request;
+    NDR_ASSIGN(request.audience, t["audience"].String(/*required=*/false));
+    NDR_ASSIGN(request.expiration_seconds, t["expirationSeconds"].Int64());
+    driver.token_requests.push_back(request);
+  }
+  std::optional<bool> republish;
+  NDR_ASSIGN(republish, spec["requiresRepublish"].Bool());
+  driver.requires_republish = republish.value_or(false);
   return driver;
 }
 
@@ -434,6 +472,14 @@ absl::StatusOr<Secret> ParseSecret(const Field& doc) {
   NDR_ASSIGN(string_data, doc["stringData"].StringMap());
   for (const auto& [key, value] : string_data) secret.data[key] = value;
   return secret;
+}
+
+absl::StatusOr<ServiceAccount> ParseServiceAccount(const Field& doc) {
+  ServiceAccount account;
+  if (absl::Status s = CheckApiVersion(doc, "ServiceAccount", {"v1"}); !s.ok()) return s;
+  if (absl::Status s = ParseMetadata(doc, true, &account.ns, &account.name); !s.ok()) return s;
+  NDR_ASSIGN(account.uid, doc["metadata"]["uid"].String(/*required=*/false));
+  return account;
 }
 
 // `name` as it is if it holds only characters names are made of (and '/'), else Go-quoted.
@@ -531,11 +577,19 @@ absl::Status AddObject(const std::string& file, const Field& object, const std::
     if (!objects->secrets.emplace(std::make_pair(secret.ns, secret.name), secret).second) {
       return absl::InvalidArgumentError("is given twice");
     }
+  } else if (kind == "ServiceAccount") {
+    ServiceAccount account;
+    NDR_ASSIGN(account, ParseServiceAccount(object));
+    if (absl::Status s = ValidateServiceAccount(account); !s.ok()) return s;
+    if (!objects->service_accounts.emplace(std::make_pair(account.ns, account.name), account)
+             .second) {
+      return absl::InvalidArgumentError("is given twice");
+    }
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("kind \"", kind,
                      "\" is not supported (Pod, PersistentVolumeClaim, PersistentVolume, "
-                     "CSIDriver, VolumeAttachment, Secret, List)"));
+                     "CSIDriver, VolumeAttachment, Secret, ServiceAccount, List)"));
   }
   return absl::OkStatus();
 }

@@ -28,6 +28,7 @@ struct ObjectSet {
   std::map<std::string, CsiDriverObject> csi_drivers;
   std::map<std::pair<std::string, std::string>, Secret> secrets;  // (ns, name)
   std::map<std::string, VolumeAttachment> attachments;
+  std::map<std::pair<std::string, std::string>, ServiceAccount> service_accounts;  // (ns, name)
 };
 
 // Reads every object in `path` (a file, or a directory whose *.yaml, *.yml and *.json files are

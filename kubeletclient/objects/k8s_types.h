@@ -1,6 +1,7 @@
 // The Kubernetes objects kubeletclient works from, as plain data: v1 Pod, PersistentVolumeClaim,
-// PersistentVolume and Secret, and storage.k8s.io/v1 CSIDriver and VolumeAttachment, with only the
-// fields the CSI volume plugin uses. Defaults are the API server's (SetDefaults_*). k8s_objects.h reads them from files; object_validation.h checks them.
+// PersistentVolume, Secret and ServiceAccount, and storage.k8s.io/v1 CSIDriver and
+// VolumeAttachment, with only the fields the CSI volume plugin uses. Defaults are the API
+// server's (SetDefaults_*). k8s_objects.h reads them from files; object_validation.h checks them.
 #ifndef NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
 #define NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
 
@@ -10,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kubeletclient/objects/quantity.h"
 
 namespace ndr::kubelet {
 
@@ -78,6 +81,14 @@ struct OwnerReference {
   bool controller = false;
 };
 
+// A PersistentVolumeClaim's status.conditions entry.
+struct ClaimCondition {
+  std::string type;    // Resizing, FileSystemResizePending, ...
+  std::string status;  // True, False, Unknown
+  std::string reason;
+  std::string message;
+};
+
 struct PersistentVolumeClaim {
   std::string ns;
   std::string name;
@@ -85,7 +96,10 @@ struct PersistentVolumeClaim {
   bool being_deleted = false;     // metadata.deletionTimestamp is set
   std::vector<OwnerReference> owner_references;
   std::string volume_name;        // spec.volumeName: the bound PV
+  std::optional<Quantity> requested;  // spec.resources.requests.storage
   std::string phase = "Pending";  // status.phase (the API server's default)
+  std::optional<Quantity> capacity;   // status.capacity.storage: what the volume has
+  std::vector<ClaimCondition> conditions;  // status.conditions
 };
 
 // A PersistentVolume's spec.claimRef: the claim it is bound to.
@@ -99,6 +113,7 @@ struct PersistentVolume {
   std::string name;
   std::vector<std::string> access_modes;
   std::vector<std::string> mount_options;
+  std::optional<Quantity> capacity;        // spec.capacity.storage
   std::string volume_mode = "Filesystem";  // or "Block"
   std::optional<ClaimReference> claim_ref;  // spec.claimRef
   // The in-tree volume source's field name when there is no spec.csi ("nfs", "hostPath", ...).
@@ -111,8 +126,16 @@ struct PersistentVolume {
     std::map<std::string, std::string> volume_attributes;
     std::optional<std::pair<std::string, std::string>> node_publish_secret;  // namespace, name
     std::optional<std::pair<std::string, std::string>> node_stage_secret;    // namespace, name
+    std::optional<std::pair<std::string, std::string>> node_expand_secret;   // namespace, name
   };
   std::optional<Csi> csi;
+};
+
+// A CSIDriver's spec.tokenRequests entry: a service-account token kubelet hands the driver in
+// NodePublishVolume.
+struct TokenRequest {
+  std::string audience;  // "" means the API server's own audiences
+  std::optional<int64_t> expiration_seconds;
 };
 
 struct CsiDriverObject {
@@ -122,6 +145,15 @@ struct CsiDriverObject {
   std::vector<std::string> volume_lifecycle_modes;  // defaults to ["Persistent"]
   std::string fs_group_policy = "ReadWriteOnceWithFSType";  // or "File", "None"
   std::optional<bool> se_linux_mount;  // spec.seLinuxMount (alpha in v1.25; off when unset)
+  std::vector<TokenRequest> token_requests;  // spec.tokenRequests
+  bool requires_republish = false;           // spec.requiresRepublish
+};
+
+// A v1 ServiceAccount: whose name and UID go into the tokens kubelet requests for a pod.
+struct ServiceAccount {
+  std::string ns;
+  std::string name;
+  std::string uid;  // metadata.uid
 };
 
 // A storage.k8s.io/v1 VolumeAttachment: what the external attacher reports about attaching a

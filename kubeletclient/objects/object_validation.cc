@@ -114,6 +114,12 @@ void FieldErrors::Invalid(absl::string_view field, absl::string_view value,
                                  detail.empty() ? "" : ": ", detail));
 }
 
+void FieldErrors::InvalidInt(absl::string_view field, int64_t value, absl::string_view detail) {
+  // field.Error prints simple types with %v, unquoted.
+  errors_.push_back(absl::StrCat(field, ": Invalid value: ", value, detail.empty() ? "" : ": ",
+                                 detail));
+}
+
 void FieldErrors::InvalidEach(absl::string_view field, absl::string_view value,
                               const std::vector<std::string>& messages) {
   for (const std::string& message : messages) Invalid(field, value, message);
@@ -360,6 +366,20 @@ absl::Status ValidatePod(const Pod& pod) {
   return errors.ToStatus();
 }
 
+// apimachinery api/validation ValidateNonnegativeQuantity (as core's ValidateResourceQuantityValue
+// applies it to storage) and core's ValidatePositiveQuantityValue.
+void ValidateNonnegativeQuantity(const std::optional<Quantity>& q, const std::string& field,
+                                 FieldErrors* errors) {
+  if (q.has_value() && q->value() < 0) {
+    errors->Invalid(field, q->String(), "must be greater than or equal to 0");
+  }
+}
+
+void ValidatePositiveQuantity(const std::optional<Quantity>& q, const std::string& field,
+                              FieldErrors* errors) {
+  if (q.has_value() && q->value() <= 0) errors->Invalid(field, q->String(), "must be greater than zero");
+}
+
 absl::Status ValidatePersistentVolumeClaim(const PersistentVolumeClaim& claim) {
   FieldErrors errors;
   // ValidatePersistentVolumeClaim: ValidateObjectMeta with ValidatePersistentVolumeName.
@@ -392,6 +412,11 @@ absl::Status ValidatePersistentVolumeClaim(const PersistentVolumeClaim& claim) {
       }
     }
   }
+  // ValidatePersistentVolumeClaimSpec: the request is positive. The API server also requires
+  // it; kubelet never reads it, so a hand-written claim may leave it out. The status capacity is
+  // not validated there (status); ours, as kubelet compares it: not negative.
+  ValidatePositiveQuantity(claim.requested, "spec.resources[storage]", &errors);
+  ValidateNonnegativeQuantity(claim.capacity, "status.capacity[storage]", &errors);
   return errors.ToStatus();
 }
 
@@ -413,6 +438,9 @@ absl::Status ValidatePersistentVolume(const PersistentVolume& pv) {
   if (once_pod && pv.access_modes.size() > 1) {
     errors.Forbidden("spec.accessModes", "may not use ReadWriteOncePod with other access modes");
   }
+  // ValidatePersistentVolumeSpec: ValidateResourceQuantityValue for the capacity, which the API
+  // server requires and kubelet reads only for expansion.
+  ValidateNonnegativeQuantity(pv.capacity, "spec.capacity[storage]", &errors);
   if (pv.volume_mode != "Block" && pv.volume_mode != "Filesystem") {
     errors.NotSupported("spec.volumeMode", pv.volume_mode, {"Block", "Filesystem"});
   }
@@ -434,9 +462,11 @@ absl::Status ValidatePersistentVolume(const PersistentVolume& pv) {
     // validateCSIPersistentVolumeSource.
     ValidateCsiDriverName(pv.csi->driver, "spec.csi.driver", &errors);
     ValidateVolumeHandle(pv.csi->volume_handle, "spec.csi.volumeHandle", &errors);
-    if (pv.csi->node_publish_secret.has_value()) {
-      ValidatePvSecretReference(*pv.csi->node_publish_secret, "spec.csi.nodePublishSecretRef",
-                                &errors);
+    for (const auto& [ref, field] :
+         {std::pair{&pv.csi->node_publish_secret, "spec.csi.nodePublishSecretRef"},
+          std::pair{&pv.csi->node_stage_secret, "spec.csi.nodeStageSecretRef"},
+          std::pair{&pv.csi->node_expand_secret, "spec.csi.nodeExpandSecretRef"}}) {
+      if (ref->has_value()) ValidatePvSecretReference(**ref, field, &errors);
     }
     ValidateVolumeAttributes(pv.csi->volume_attributes, "spec.csi.volumeAttributes", &errors);
   }
@@ -471,11 +501,41 @@ absl::Status ValidateCsiDriverObject(const CsiDriverObject& driver) {
       errors.NotSupported("spec.volumeLifecycleModes", mode, {"Persistent", "Ephemeral"});
     }
   }
+  // validateTokenRequests: audiences unique; an expiration at least 10 minutes and at most 2^32
+  // seconds.
+  std::set<std::string> audiences;
+  for (size_t i = 0; i < driver.token_requests.size(); ++i) {
+    const TokenRequest& request = driver.token_requests[i];
+    const std::string field = absl::StrCat("spec.tokenRequests[", i, "]");
+    if (!audiences.insert(request.audience).second) {
+      errors.Duplicate(field + ".audience", request.audience);
+      continue;
+    }
+    if (!request.expiration_seconds.has_value()) continue;
+    const int64_t seconds = *request.expiration_seconds;
+    if (seconds < 600) {
+      errors.InvalidInt(field + ".expirationSeconds", seconds,
+                        "may not specify a duration less than 10 minutes");
+    }
+    if (seconds > (int64_t{1} << 32)) {
+      errors.InvalidInt(field + ".expirationSeconds", seconds,
+                        "may not specify a duration larger than 2^32 seconds");
+    }
+  }
   // validateFSGroupPolicy.
   const std::vector<std::string> policies = {"File", "None", "ReadWriteOnceWithFSType"};
   if (std::find(policies.begin(), policies.end(), driver.fs_group_policy) == policies.end()) {
     errors.NotSupported("spec.fsGroupPolicy", driver.fs_group_policy, policies);
   }
+  return errors.ToStatus();
+}
+
+absl::Status ValidateServiceAccount(const ServiceAccount& account) {
+  FieldErrors errors;
+  // ValidateServiceAccountName = NameIsDNSSubdomain; the UID goes into tokens: as a UID.
+  ValidateName(account.name, IsDns1123Subdomain(account.name), &errors);
+  ValidateNamespace(account.ns, &errors);
+  ValidateUid(account.uid, "metadata.uid", /*required=*/false, &errors);
   return errors.ToStatus();
 }
 

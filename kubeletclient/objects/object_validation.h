@@ -15,6 +15,7 @@
 #ifndef NDR_KUBELETCLIENT_OBJECTS_OBJECT_VALIDATION_H_
 #define NDR_KUBELETCLIENT_OBJECTS_OBJECT_VALIDATION_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ std::string GoQuote(absl::string_view s);
 class FieldErrors {
  public:
   void Invalid(absl::string_view field, absl::string_view value, absl::string_view detail);
+  // A number: printed unquoted, as field.Error prints int64 values.
+  void InvalidInt(absl::string_view field, int64_t value, absl::string_view detail);
   void Required(absl::string_view field, absl::string_view detail = "");
   void Duplicate(absl::string_view field, absl::string_view value);
   void NotFound(absl::string_view field, absl::string_view value);
@@ -93,6 +96,7 @@ absl::Status ValidatePersistentVolume(const PersistentVolume& pv);
 absl::Status ValidateSecret(const Secret& secret);
 absl::Status ValidateCsiDriverObject(const CsiDriverObject& driver);
 absl::Status ValidateVolumeAttachment(const VolumeAttachment& attachment);
+absl::Status ValidateServiceAccount(const ServiceAccount& account);
 
 }  // namespace ndr::kubelet
 
