@@ -31,6 +31,10 @@ std::string RedactedJson(const google::protobuf::Message& message) {
     secrets = stage->mutable_secrets();
   } else if (auto* publish = dynamic_cast<csi::v1::NodePublishVolumeRequest*>(copy.get())) {
     secrets = publish->mutable_secrets();
+    auto tokens = publish->mutable_volume_context()->find(kServiceAccountTokensKey);
+    if (tokens != publish->mutable_volume_context()->end()) tokens->second = "(redacted)";
+  } else if (auto* expand = dynamic_cast<csi::v1::NodeExpandVolumeRequest*>(copy.get())) {
+    secrets = expand->mutable_secrets();
   }
   if (secrets != nullptr) {
     for (auto& [key, value] : *secrets) value = "(redacted)";
@@ -78,6 +82,18 @@ absl::StatusOr<bool> CsiNodeClient::NodeSupportsStageUnstage() {
 
 absl::StatusOr<bool> CsiNodeClient::NodeSupportsVolumeMountGroup() {
   return NodeSupportsCapability(RpcType::VOLUME_MOUNT_GROUP);
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsNodeExpand() {
+  return NodeSupportsCapability(RpcType::EXPAND_VOLUME);
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsVolumeStats() {
+  return NodeSupportsCapability(RpcType::GET_VOLUME_STATS);
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsVolumeCondition() {
+  return NodeSupportsCapability(RpcType::VOLUME_CONDITION);
 }
 
 absl::StatusOr<csi::v1::VolumeCapability> CsiNodeClient::Capability(const CapabilityArgs& args) {
@@ -170,6 +186,84 @@ absl::Status CsiNodeClient::NodeUnpublishVolume(const std::string& handle,
   Record("NodeUnpublishVolume", request);
   return FromGrpc(Stub()->NodeUnpublishVolume(&context, request, &response),
                   "NodeUnpublishVolume");
+}
+
+}  // namespace ndr::kubelet
+
+namespace ndr::kubelet {
+
+absl::StatusOr<int64_t> CsiNodeClient::NodeExpandVolume(const std::string& handle,
+                                                        const std::string& volume_path,
+                                                        const std::string& staging_path,
+                                                        int64_t new_size,
+                                                        const CapabilityArgs& capability,
+                                                        const StringMap& secrets) {
+  // csi_client.go's own checks, before anything is sent.
+  if (handle.empty()) return absl::InvalidArgumentError("missing volume id");
+  if (volume_path.empty()) return absl::InvalidArgumentError("missing volume path");
+  if (new_size < 0) return absl::InvalidArgumentError("size can not be less than 0");
+  csi::v1::NodeExpandVolumeRequest request;
+  request.set_volume_id(handle);
+  request.set_volume_path(volume_path);
+  request.mutable_capacity_range()->set_required_bytes(new_size);
+  auto* cap = request.mutable_volume_capability();
+  cap->mutable_access_mode()->set_mode(CsiAccessMode(capability.access_mode, false));
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
+  if (!staging_path.empty()) request.set_staging_target_path(staging_path);
+  if (capability.block) {
+    cap->mutable_block();
+  } else {
+    cap->mutable_mount()->set_fs_type(capability.fs_type);
+    for (const std::string& flag : capability.mount_flags) cap->mutable_mount()->add_mount_flags(flag);
+  }
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeExpandVolumeResponse response;
+  Record("NodeExpandVolume", request);
+  grpc::Status status = Stub()->NodeExpandVolume(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status, "NodeExpandVolume");
+  return response.capacity_bytes();
+}
+
+absl::StatusOr<VolumeStats> CsiNodeClient::NodeGetVolumeStats(const std::string& handle,
+                                                              const std::string& volume_path,
+                                                              bool ask_condition) {
+  if (handle.empty()) return absl::InvalidArgumentError("missing volume id");
+  if (volume_path.empty()) return absl::InvalidArgumentError("missing target path");
+  csi::v1::NodeGetVolumeStatsRequest request;
+  request.set_volume_id(handle);
+  request.set_volume_path(volume_path);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeGetVolumeStatsResponse response;
+  Record("NodeGetVolumeStats", request);
+  grpc::Status status = Stub()->NodeGetVolumeStats(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status, "NodeGetVolumeStats");
+  if (response.usage_size() == 0) {
+    // Go's nil slice: an empty usage list is what "usage is nil" means on the wire.
+    return absl::InternalError("failed to get usage from response. usage is nil");
+  }
+  VolumeStats stats;
+  if (ask_condition) {
+    absl::StatusOr<bool> condition = NodeSupportsVolumeCondition();
+    if (!condition.ok()) return condition.status();
+    if (*condition) {
+      stats.abnormal = response.volume_condition().abnormal();
+      stats.message = response.volume_condition().message();
+    }
+  }
+  for (const csi::v1::VolumeUsage& usage : response.usage()) {
+    if (usage.unit() == csi::v1::VolumeUsage::BYTES) {
+      stats.available = usage.available();
+      stats.capacity = usage.total();
+      stats.used = usage.used();
+    } else if (usage.unit() == csi::v1::VolumeUsage::INODES) {
+      stats.inodes_free = usage.available();
+      stats.inodes = usage.total();
+      stats.inodes_used = usage.used();
+    }  // kubelet logs an unknown unit and goes on
+  }
+  return stats;
 }
 
 }  // namespace ndr::kubelet

@@ -22,6 +22,10 @@ namespace ndr::kubelet {
 
 using StringMap = std::map<std::string, std::string>;
 
+// The volume-context key under which kubelet hands a driver its service-account tokens
+// (csi_mounter.go podServiceAccountTokenAttrs): a secret, never shown.
+inline constexpr char kServiceAccountTokensKey[] = "csi.storage.k8s.io/serviceAccount.tokens";
+
 // What a VolumeCapability is made of.
 struct CapabilityArgs {
   std::string access_mode = "ReadWriteOnce";  // the Kubernetes access mode
@@ -36,6 +40,16 @@ struct CapabilityArgs {
 csi::v1::VolumeCapability::AccessMode::Mode CsiAccessMode(const std::string& mode,
                                                           bool single_node_multi_writer);
 
+// What NodeGetVolumeStats says of a volume, as csi_client.go reads it into volume.Metrics: each
+// number 0 unless the driver reports it; abnormal and message only when asked for
+// (CSIVolumeHealth) and the driver has VOLUME_CONDITION.
+struct VolumeStats {
+  int64_t capacity = 0, available = 0, used = 0;        // BYTES
+  int64_t inodes = 0, inodes_free = 0, inodes_used = 0;  // INODES
+  std::optional<bool> abnormal;
+  std::optional<std::string> message;
+};
+
 // A call made: the method and its request as JSON (proto field names), secret values replaced
 // by "(redacted)". For the command's report of what was sent.
 struct SentCall {
@@ -43,8 +57,9 @@ struct SentCall {
   std::string request_json;
 };
 
-// `message` as JSON with proto field names; the secrets of NodeStageVolume and NodePublishVolume
-// requests keep their keys, their values read "(redacted)".
+// `message` as JSON with proto field names; the secrets of NodeStageVolume, NodePublishVolume and
+// NodeExpandVolume requests keep their keys, their values read "(redacted)", and so does the
+// service-account token attribute of a NodePublishVolume's volume context.
 std::string RedactedJson(const google::protobuf::Message& message);
 
 class CsiNodeClient {
@@ -56,6 +71,9 @@ class CsiNodeClient {
   // nodeSupportsCapability: one NodeGetCapabilities each.
   absl::StatusOr<bool> NodeSupportsStageUnstage();
   absl::StatusOr<bool> NodeSupportsVolumeMountGroup();
+  absl::StatusOr<bool> NodeSupportsNodeExpand();
+  absl::StatusOr<bool> NodeSupportsVolumeStats();
+  absl::StatusOr<bool> NodeSupportsVolumeCondition();
 
   // Each fills `sent` with the request once it is built, whether or not the call succeeds.
   absl::Status NodeStageVolume(const std::string& handle, const StringMap& publish_context,
@@ -68,6 +86,19 @@ class CsiNodeClient {
                                  const StringMap& volume_context, const StringMap& secrets,
                                  csi::v1::NodePublishVolumeRequest* sent);
   absl::Status NodeUnstageVolume(const std::string& handle, const std::string& staging_path);
+  // csi_client.go NodeExpandVolume: the capability's access mode maps directly (no
+  // NodeGetCapabilities), a Block capability for block volumes, else Mount with the fs type and
+  // mount flags; the staging path only if not empty. The capacity the driver reports.
+  absl::StatusOr<int64_t> NodeExpandVolume(const std::string& handle,
+                                           const std::string& volume_path,
+                                           const std::string& staging_path, int64_t new_size,
+                                           const CapabilityArgs& capability,
+                                           const StringMap& secrets);
+  // csi_client.go NodeGetVolumeStats: volume ID and path only; then, if `ask_condition`
+  // (CSIVolumeHealth), NodeGetCapabilities for VOLUME_CONDITION.
+  absl::StatusOr<VolumeStats> NodeGetVolumeStats(const std::string& handle,
+                                                 const std::string& volume_path,
+                                                 bool ask_condition);
   absl::Status NodeUnpublishVolume(const std::string& handle, const std::string& target_path);
 
  private:

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "api/go_quote.h"
 #include "kubeletclient/csi/operation_error.h"
 #include "kubeletclient/util/files.h"
 
@@ -51,7 +53,52 @@ absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool r
   return absl::OkStatus();
 }
 
-absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client) {
+absl::StatusOr<std::optional<std::string>> ServiceAccountTokenAttr(
+    const VolumePlan& plan, token::TokenManager* tokens, std::vector<std::string>* notes) {
+  if (plan.token_requests.empty()) return std::optional<std::string>();
+  if (tokens == nullptr) {
+    return absl::FailedPreconditionError(
+        "failed to fetch token: no service-account signing key (--service-account-key-file)");
+  }
+  // map[string]TokenRequestStatus through encoding/json: keys sorted, HTML-escaped strings.
+  std::map<std::string, token::TokenManager::Result> by_audience;
+  for (const TokenRequest& request : plan.token_requests) {
+    token::BoundTokenRequest bound;
+    bound.ns = plan.pod_namespace;
+    bound.service_account = plan.service_account;
+    if (!request.audience.empty()) bound.audiences = {request.audience};
+    bound.expiration_seconds = request.expiration_seconds;
+    bound.pod_name = plan.pod_name;
+    bound.pod_uid = plan.pod_uid;
+    absl::StatusOr<token::TokenManager::Result> got = tokens->Get(bound);
+    if (!got.ok()) return got.status();
+    if (notes != nullptr) {
+      notes->push_back(absl::StrCat(
+          "service-account token for audience ", GoQuote(request.audience), ": ",
+          got->reused ? "reused from kubelet's token cache" : "requested", ", expires ",
+          absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", got->token.expiration, absl::UTCTimeZone()),
+          " (", got->token.expiration_seconds, " s after it was issued)"));
+    }
+    by_audience[request.audience] = *std::move(got);
+  }
+  std::string out = "{";
+  for (const auto& [audience, result] : by_audience) {
+    if (out.size() > 1) out += ",";
+    AppendGoJsonString(audience, GoJsonStyle::kEncodingJson, &out);
+    out += ":{\"token\":";
+    AppendGoJsonString(result.token.token, GoJsonStyle::kEncodingJson, &out);
+    out += ",\"expirationTimestamp\":";
+    AppendGoJsonString(
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", result.token.expiration, absl::UTCTimeZone()),
+        GoJsonStyle::kEncodingJson, &out);
+    out += "}";
+  }
+  out += "}";
+  return std::optional<std::string>(out);
+}
+
+absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client, token::TokenManager* tokens,
+                   std::vector<std::string>* notes) {
   auto failed = [&](const absl::Status& status) {
     return OperationFailed("MountVolume.SetUp", plan.spec_name, status);
   };
@@ -67,6 +114,16 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client) {
     if (*stage) staging_path = plan.device->globalmount;
   }
   if (absl::Status s = MakeDirs(plan.paths.dir, 0750); !s.ok()) return failed(s);
+  StringMap volume_context = plan.volume_context;
+  absl::StatusOr<std::optional<std::string>> token_attr =
+      ServiceAccountTokenAttr(plan, tokens, notes);
+  if (!token_attr.ok()) {
+    return failed(absl::Status(token_attr.status().code(),
+                               absl::StrCat("kubernetes.io/csi: mounter.SetUpAt failed to get "
+                                            "service accoount token attributes: ",
+                                            token_attr.status().message())));
+  }
+  if (token_attr->has_value()) volume_context[kServiceAccountTokensKey] = **token_attr;
   CapabilityArgs capability = plan.capability;
   absl::StatusOr<bool> mount_group = client->NodeSupportsVolumeMountGroup();
   if (!mount_group.ok()) {
@@ -82,7 +139,7 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client) {
   if (status.ok()) {
     csi::v1::NodePublishVolumeRequest sent;
     status = client->NodePublishVolume(plan.handle, plan.read_only, staging_path, plan.paths.mount,
-                                       capability, plan.publish_context, plan.volume_context,
+                                       capability, plan.publish_context, volume_context,
                                        plan.publish_secrets, &sent);
   }
   if (!status.ok()) {

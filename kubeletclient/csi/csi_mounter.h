@@ -13,17 +13,30 @@
 #define NDR_KUBELETCLIENT_CSI_CSI_MOUNTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "kubeletclient/csi/csi_client.h"
 #include "kubeletclient/csi/vol_data.h"
 #include "kubeletclient/csi/volume_plan.h"
+#include "kubeletclient/token/token_manager.h"
 
 namespace ndr::kubelet {
 
-// SetUp as above.
-absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client);
+// SetUp as above. With `tokens`, the service-account tokens of the driver's tokenRequests go into
+// the volume context (podServiceAccountTokenAttrs), and `notes` says which were minted and which
+// reused, never what they are.
+absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client,
+                   token::TokenManager* tokens = nullptr,
+                   std::vector<std::string>* notes = nullptr);
+
+// csi_mounter.go podServiceAccountTokenAttrs: for a driver with tokenRequests, the value of
+// csi.storage.k8s.io/serviceAccount.tokens: JSON, audience -> {"token", "expirationTimestamp"},
+// as Go's encoding/json writes map[string]TokenRequestStatus; nullopt for a driver without.
+absl::StatusOr<std::optional<std::string>> ServiceAccountTokenAttr(
+    const VolumePlan& plan, token::TokenManager* tokens, std::vector<std::string>* notes);
 
 // TearDown of the pod volume at `paths`, as its vol_data.json (`ref`) describes it:
 // NodeUnpublishVolume, then removeMountDir. A failed call removes nothing.

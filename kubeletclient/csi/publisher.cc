@@ -142,6 +142,12 @@ VolumeOutcome PublishBlockVolume(const VolumePlan& plan, const ObjectSet& object
                                              paths.pod_map_dir, plan.spec_name, plan.pod_uid);
              !s.ok()) {
     outcome.status = OperationFailed("MapVolume.MapBlockVolume", plan.spec_name, s);
+  } else {
+    // GenerateMapVolumeFunc: the expansion check once the device is mapped.
+    ExpansionOutcome expansion = ExpandVolumeDuringMount(plan, objects, options, pod_ns, &client);
+    outcome.notes.insert(outcome.notes.end(), expansion.notes.begin(), expansion.notes.end());
+    outcome.claim_status = expansion.claim_status;
+    outcome.status = expansion.status;
   }
   if (!outcome.status.ok()) {
     absl::Status undone = UnmapBlockVolumeOfPod(paths, plan.pod_uid, plan.handle, plan.spec_name,
@@ -225,8 +231,28 @@ VolumeOutcome PublishVolume(const VolumePlan& plan, const ObjectSet& objects,
       staged_here = true;
     }
   }
-  outcome.status = SetUp(plan, &client);
-  if (!outcome.status.ok() && staged_here && IsFinalError(outcome.status) &&
+  outcome.status = SetUp(plan, &client, options.tokens, &outcome.notes);
+  bool torn_down = false;  // published, then unpublished again
+  if (outcome.status.ok()) {
+    // GenerateMountVolumeFunc: the expansion check after SetUp.
+    ExpansionOutcome expansion = ExpandVolumeDuringMount(plan, objects, options, pod_ns, &client);
+    outcome.notes.insert(outcome.notes.end(), expansion.notes.begin(), expansion.notes.end());
+    outcome.claim_status = expansion.claim_status;
+    if (!expansion.status.ok()) {
+      outcome.status = expansion.status;
+      // The pod cannot start with it; undone as kubelet undoes it once the pod is deleted.
+      VolumeRef ref;
+      ref.driver = plan.driver;
+      ref.handle = plan.handle;
+      ref.data = plan.vol_data;
+      absl::Status undone = TearDown(plan.paths, ref, plan.spec_name, &client);
+      outcome.notes.push_back(undone.ok() ? "the volume was unpublished again"
+                                          : absl::StrCat("unpublishing it again: ", undone.message()));
+      if (!undone.ok()) return outcome;
+      torn_down = true;
+    }
+  }
+  if (!outcome.status.ok() && staged_here && (IsFinalError(outcome.status) || torn_down) &&
       !UsedByOtherPods(options.root_dir, plan.driver, plan.handle, plan.pod_uid)) {
     // What kubelet's retries would end in once the pod is gone: no device staged for nobody.
     absl::Status unmounted = UnmountDevice(*plan.device, plan.spec_name, &client);

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "kubeletclient/csi/csi_client.h"
 #include "kubeletclient/csi/driver_registry.h"
+#include "kubeletclient/csi/expander.h"
 #include "kubeletclient/csi/vol_data.h"
 #include "kubeletclient/csi/volume_paths.h"
 #include "kubeletclient/csi/volume_plan.h"
@@ -48,6 +49,8 @@ struct VolumeOutcome {
   std::vector<SentCall> calls;
   std::vector<HostStep> host_steps;  // block volumes: bind mounts, links, loop devices
   std::vector<std::string> notes;    // what was done or skipped, and why
+  // The claim's status kubelet writes after expanding the volume (expander.h), if it does.
+  std::optional<ClaimStatusUpdate> claim_status;
   absl::Status status;
 };
 
@@ -63,7 +66,9 @@ void CheckNodeState(const NodeOptions& options, PodPlan* plan);
 void WaitForAttachments(const ObjectSet& objects, const std::string& node_name, PodPlan* plan);
 
 // MountDevice (unless another pod on this node uses the device already) and SetUp, or the block
-// sequence above.
+// sequence above; then, for a persistent volume whose claim is smaller than its PV, the
+// expansion kubelet does at mount (expander.h). A volume that was published but could not be
+// expanded is unpublished again, as kubelet does once the pod that cannot start is deleted.
 VolumeOutcome PublishVolume(const VolumePlan& plan, const ObjectSet& objects,
                             const std::string& pod_ns, const NodeOptions& options);
 

@@ -243,7 +243,38 @@ absl::Status PlanCsiVolume(const Pod& pod, const ObjectSet& objects,
                                             " not found in the list of registered CSI drivers"));
   }
   plan->endpoint = registered->second.endpoint;
-  if (csi_driver != nullptr) plan->fs_group_policy = csi_driver->fs_group_policy;
+  if (csi_driver != nullptr) {
+    plan->fs_group_policy = csi_driver->fs_group_policy;
+    plan->token_requests = csi_driver->token_requests;
+    plan->requires_republish = csi_driver->requires_republish;
+  }
+  plan->pod_name = pod.name;
+  plan->pod_namespace = pod.ns;
+  plan->service_account = pod.service_account;
+  // csi_mounter.go podServiceAccountTokenAttrs, checked before anything is sent: the tokens can
+  // be minted (a key was given) for a service account that exists. Block volumes get none.
+  if (!plan->token_requests.empty() && !plan->capability.block) {
+    std::string missing;
+    if (options.tokens == nullptr) {
+      missing = absl::StrCat(
+          "no service-account signing key: CSIDriver ", plan->driver,
+          " has tokenRequests, whose tokens kubelet gets from the API server; give "
+          "--service-account-key-file=PEM (and --service-account-issuer) to sign them as the API "
+          "server does");
+    } else if (objects.service_accounts.count({pod.ns, pod.service_account}) == 0) {
+      missing = absl::StrCat("serviceaccounts \"", pod.service_account,
+                             "\" not found (no ServiceAccount ", pod.ns, "/",
+                             pod.service_account, " among the --objects)");
+    }
+    if (!missing.empty()) {
+      return OperationFailed(
+          "MountVolume.SetUp", plan->spec_name,
+          absl::FailedPreconditionError(
+              absl::StrCat("kubernetes.io/csi: mounter.SetUpAt failed to get service accoount "
+                           "token attributes: failed to fetch token: ",
+                           missing)));
+    }
+  }
   // skipAttach: no CSIDriver object means attach is required; inline volumes never are.
   plan->attach_required = plan->mode == "Persistent" &&
                           (csi_driver == nullptr || csi_driver->attach_required.value_or(true));
@@ -460,6 +491,10 @@ PodPlan PlanVolumes(const Pod& pod, const ObjectSet& objects,
       plan.volume_attributes = csi.volume_attributes;
       publish_secret = csi.node_publish_secret;
       plan.stage_secret_ref = csi.node_stage_secret;
+      plan.expand_secret_ref = csi.node_expand_secret;
+      plan.pv_capacity = (*pv)->capacity;
+      plan.pv_mount_options = (*pv)->mount_options;
+      plan.claim_object = objects.claims.at({pod.ns, claim_name});
     }
     if (absl::Status s = PlanCsiVolume(pod, objects, drivers, options, use, publish_secret,
                                        std::move(attributes), &plan);

@@ -29,6 +29,7 @@
 #include "kubeletclient/csi/volume_paths.h"
 #include "kubeletclient/features/kube_features.h"
 #include "kubeletclient/objects/k8s_objects.h"
+#include "kubeletclient/token/token_manager.h"
 #include "kubeletclient/volumeutil/selinux.h"
 
 namespace ndr::kubelet {
@@ -53,6 +54,10 @@ struct NodeOptions {
   // runs as root on the host); when not, `host_skip_reason` says why, for the report.
   bool change_host = false;
   std::string host_skip_reason;
+  // Mints the service-account tokens of CSIDrivers with tokenRequests
+  // (--service-account-key-file, as the API server would); null when no key was given. Not
+  // owned.
+  token::TokenManager* tokens = nullptr;
 };
 
 using SecretRef = std::pair<std::string, std::string>;  // namespace, name
@@ -97,6 +102,20 @@ struct VolumePlan {
   // the volume supports it), or only a warning.
   std::string selinux_label;
   bool selinux_conflict_is_error = false;
+  // Expansion (expander.h), persistent volumes only: the claim as read, the PV's capacity and
+  // mount options (the expand request's, without an SELinux context), its nodeExpandSecretRef.
+  std::optional<PersistentVolumeClaim> claim_object;
+  std::optional<Quantity> pv_capacity;
+  std::vector<std::string> pv_mount_options;
+  std::optional<SecretRef> expand_secret_ref;
+
+  // Service-account tokens (csi_mounter.go podServiceAccountTokenAttrs): the CSIDriver's
+  // tokenRequests, for the pod's service account; and whether the driver wants its volumes
+  // published again and again (requiresRepublish).
+  std::vector<TokenRequest> token_requests;
+  std::string pod_name, pod_namespace, service_account;
+  bool requires_republish = false;
+
   // What planning decided that the report should say (SELinux, generic ephemeral claims).
   std::vector<std::string> notes;
 };

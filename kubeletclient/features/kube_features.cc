@@ -17,6 +17,7 @@ const std::vector<std::pair<std::string, bool FeatureGates::*>>& Gates() {
       {"ReadWriteOncePod", &FeatureGates::read_write_once_pod},
       {"SELinuxMountReadWriteOncePod", &FeatureGates::selinux_mount_read_write_once_pod},
       {"CSIVolumeHealth", &FeatureGates::csi_volume_health},
+      {"CSINodeExpandSecret", &FeatureGates::csi_node_expand_secret},
   };
   return *gates;
 }

@@ -2,9 +2,10 @@
 // plugin sends or writes, set as kubelet's --feature-gates flag sets them
 // (k8s.io/component-base/featuregate: "Name=bool,Name=bool").
 //
-// Defaults are a current kubelet's, not v1.26's, in which all three were alpha and off:
-// ReadWriteOncePod has been on by default since v1.27 (GA in v1.29) and
-// SELinuxMountReadWriteOncePod since v1.28; CSIVolumeHealth is still alpha and off. Unlike a
+// Defaults are a current kubelet's, not v1.26's, in which all four were alpha and off:
+// ReadWriteOncePod has been on by default since v1.27 (GA in v1.29),
+// SELinuxMountReadWriteOncePod since v1.28 and CSINodeExpandSecret since v1.27 (GA in v1.29);
+// CSIVolumeHealth is still alpha and off. Unlike a
 // current kubelet, ReadWriteOncePod may be turned off, to see what v1.26 does by default.
 //
 // Plain data and pure functions; thread-compatible.
@@ -26,6 +27,8 @@ struct FeatureGates {
   bool selinux_mount_read_write_once_pod = true;
   // Ask drivers with VOLUME_CONDITION for the volume's health.
   bool csi_volume_health = false;
+  // Send the PV's nodeExpandSecretRef secret with NodeExpandVolume (csi/expander.go).
+  bool csi_node_expand_secret = true;
 };
 
 // The gates kubeletclient knows, by their kubelet names.

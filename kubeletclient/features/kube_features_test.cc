@@ -16,7 +16,8 @@ TEST(FeatureGatesTest, DefaultsAreACurrentKubeletsAndFlagsChangeThem) {
   EXPECT_TRUE(defaults.selinux_mount_read_write_once_pod);
   EXPECT_FALSE(defaults.csi_volume_health);
   EXPECT_EQ(FeatureGatesString(defaults),
-            "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false");
+            "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
+            "CSINodeExpandSecret=true");
 
   absl::StatusOr<FeatureGates> gates =
       ParseFeatureGates(" CSIVolumeHealth = True,ReadWriteOncePod=0,,SELinuxMountReadWriteOncePod=f");
@@ -37,7 +38,7 @@ TEST(FeatureGatesTest, ErrorsAreComponentBases) {
   EXPECT_THAT(ParseFeatureGates("ReadWriteOncePod=false,NoSuchGate=true"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "unrecognized feature gate: NoSuchGate (kubeletclient knows "
-                       "ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSIVolumeHealth)"));
+                       "ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSIVolumeHealth, CSINodeExpandSecret)"));
 }
 
 }  // namespace
