@@ -96,4 +96,14 @@ absl::Status DetachLoopDevice(const std::string& device) {
   return absl::OkStatus();
 }
 
+absl::Status RefreshLoopDeviceCapacity(const std::string& device) {
+  const int loop = open(device.c_str(), O_RDWR | O_CLOEXEC);
+  if (loop < 0) return ErrnoError("open", device, errno);
+  absl::Cleanup close_loop = [loop] { close(loop); };
+  if (ioctl(loop, LOOP_SET_CAPACITY, 0) != 0) {
+    return ErrnoError("ioctl LOOP_SET_CAPACITY on", device, errno);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ndr::hostutil

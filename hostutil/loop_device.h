@@ -28,6 +28,10 @@ absl::StatusOr<std::optional<std::string>> FindLoopDevice(const std::string& pat
 // Detaches the loop device `device` (e.g. "/dev/loop3"); one that no longer exists is fine.
 absl::Status DetachLoopDevice(const std::string& device);
 
+// Makes the loop device `device` take its backing file's current size (LOOP_SET_CAPACITY, what
+// `losetup -c` does), after the file has grown.
+absl::Status RefreshLoopDeviceCapacity(const std::string& device);
+
 }  // namespace ndr::hostutil
 
 #endif  // NDR_HOSTUTIL_LOOP_DEVICE_H_

@@ -5,6 +5,10 @@
 //   kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR[,...]] --plugin-registry-dir=D
 //       --root-dir=R [--node-name=N] [--allowed-inline-drivers=a,b]
 //   kubeletclient unpublish --pod=FILE --root-dir=R --plugin-registry-dir=D
+//   kubeletclient republish --pod=FILE [--objects=...] ... [--rounds=N --interval=D]
+//   kubeletclient expand --pod=FILE --volume=NAME [--objects=...] ...
+//   kubeletclient stats --pod=FILE [--objects=...] ... [--format=json|prometheus]
+//   kubeletclient jwks --service-account-key-file=PEM
 #include <limits.h>
 #include <unistd.h>
 
@@ -19,8 +23,12 @@
 #include "logging/logging.h"
 #include "absl/strings/str_split.h"
 #include "hostutil/mount.h"
+#include "kubeletclient/expand.h"
 #include "kubeletclient/probe.h"
 #include "kubeletclient/publish.h"
+#include "kubeletclient/republish.h"
+#include "kubeletclient/stats.h"
+#include "kubeletclient/token/jwt.h"
 #include "kubeletclient/watch.h"
 
 DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
@@ -48,6 +56,19 @@ DEFINE_string(block_host_ops, "auto",
               "The bind mounts and loop devices kubelet makes for raw block volumes: auto (made "
               "when running as root on the host, as kubelet runs; skipped otherwise, and the "
               "report says so) or skip (never made).");
+DEFINE_string(service_account_key_file, "",
+              "PEM private key (RSA, or EC on P-256, P-384 or P-521) that signs the "
+              "service-account tokens of CSIDrivers with tokenRequests, as the API server's "
+              "--service-account-signing-key-file does. Without it such volumes are refused.");
+DEFINE_string(service_account_issuer, "https://kubernetes.default.svc.cluster.local",
+              "The tokens' issuer (iss), as the API server's --service-account-issuer; also their "
+              "audience when a tokenRequest names none.");
+DEFINE_string(volume, "", "The pod's volume to expand (its name in spec.volumes). Required.");
+DEFINE_string(format, "json", "Output format: json, or prometheus (kubelet's metric families).");
+DEFINE_int32(rounds, 1, "How many remounts (pod syncs) to run.");
+DEFINE_string(interval, "1m",
+              "The time between rounds on the clock tokens are minted and judged by (advanced, "
+              "not waited for); kubelet syncs a pod about once a minute.");
 DEFINE_string(get_info_timeout, "1s",
               "Deadline of GetInfo (kubelet: 1s) and of GetCSIDriverInfo, the other call on the "
               "registration socket.");
@@ -80,14 +101,36 @@ const std::vector<Command>& Commands() {
        "kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
        "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b] "
        "[--feature-gates=Name=bool,...] [--host-selinux=auto|true|false] "
-       "[--block-host-ops=auto|skip]",
+       "[--block-host-ops=auto|skip] [--service-account-key-file=PEM "
+       "--service-account-issuer=URL]",
        with_handshake({"pod", "objects", "plugin_registry_dir", "root_dir", "node_name",
                        "allowed_inline_drivers", "feature_gates", "host_selinux",
-                       "block_host_ops"})},
+                       "block_host_ops", "service_account_key_file", "service_account_issuer"})},
       {"unpublish",
        "kubeletclient unpublish --pod=FILE --root-dir=DIR --plugin-registry-dir=DIR "
        "[--block-host-ops=auto|skip]",
        with_handshake({"pod", "plugin_registry_dir", "root_dir", "block_host_ops"})},
+      {"republish",
+       "kubeletclient republish --pod=FILE [--objects=FILE_OR_DIR,...] "
+       "--plugin-registry-dir=DIR --root-dir=DIR [publish's flags] [--rounds=N] [--interval=D]",
+       with_handshake({"pod", "objects", "plugin_registry_dir", "root_dir", "node_name",
+                       "allowed_inline_drivers", "feature_gates", "host_selinux",
+                       "block_host_ops", "service_account_key_file", "service_account_issuer",
+                       "rounds", "interval"})},
+      {"expand",
+       "kubeletclient expand --pod=FILE --volume=NAME [--objects=FILE_OR_DIR,...] "
+       "--plugin-registry-dir=DIR --root-dir=DIR [publish's flags]",
+       with_handshake({"pod", "volume", "objects", "plugin_registry_dir", "root_dir", "node_name",
+                       "allowed_inline_drivers", "feature_gates", "host_selinux",
+                       "block_host_ops"})},
+      {"stats",
+       "kubeletclient stats --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
+       "--root-dir=DIR [publish's flags] [--format=json|prometheus]",
+       with_handshake({"pod", "objects", "plugin_registry_dir", "root_dir", "node_name",
+                       "allowed_inline_drivers", "feature_gates", "host_selinux",
+                       "block_host_ops", "format"})},
+      {"jwks", "kubeletclient jwks --service-account-key-file=PEM",
+       {"service_account_key_file"}},
   };
   return *commands;
 }
@@ -140,7 +183,8 @@ int main(int argc, char** argv) {
   if (!logging.ok()) return Fail(std::string(logging.status().message()));
   ndr::logging::Init(argv[0], *logging);
   if (argc != 2) {
-    return Fail(std::string("expected one command: watch, probe, publish or unpublish; usage:\n") +
+    return Fail(std::string("expected one command: watch, probe, publish, unpublish, republish, "
+                            "expand, stats or jwks; usage:\n") +
                 UsageLines());
   }
   const std::string command = argv[1];
@@ -168,7 +212,18 @@ int main(int argc, char** argv) {
     std::cout << outcome.json;
     return outcome.registered ? 0 : 1;
   }
-  if (command == "publish" || command == "unpublish") {
+  if (command == "jwks") {
+    if (FLAGS_service_account_key_file.empty()) {
+      return Fail("jwks: --service-account-key-file is required");
+    }
+    absl::StatusOr<std::unique_ptr<ndr::token::SigningKey>> key =
+        ndr::token::SigningKey::Load(FLAGS_service_account_key_file);
+    if (!key.ok()) return Fail(std::string(key.status().message()));
+    std::cout << (*key)->Jwks().dump(2) << "\n";
+    return 0;
+  }
+  if (command == "publish" || command == "unpublish" || command == "republish" ||
+      command == "expand" || command == "stats") {
     if (FLAGS_pod.empty()) return Fail(command + ": --pod is required");
     ndr::kubelet::PublishCommand publish;
     publish.pod_file = FLAGS_pod;
@@ -197,9 +252,36 @@ int main(int argc, char** argv) {
     }
     publish.handshake = handshake;
     publish.csi = csi;
-    ndr::kubelet::CommandOutcome outcome = command == "publish"
-                                               ? ndr::kubelet::RunPublish(publish)
-                                               : ndr::kubelet::RunUnpublish(publish);
+    publish.service_account_key_file = FLAGS_service_account_key_file;
+    publish.service_account_issuer = FLAGS_service_account_issuer;
+    if (publish.service_account_issuer.empty()) {
+      return Fail("--service-account-issuer: must not be empty");
+    }
+    ndr::kubelet::CommandOutcome outcome;
+    if (command == "publish") {
+      outcome = ndr::kubelet::RunPublish(publish);
+    } else if (command == "unpublish") {
+      outcome = ndr::kubelet::RunUnpublish(publish);
+    } else if (command == "republish") {
+      if (FLAGS_rounds < 1) return Fail("--rounds: must be at least 1");
+      absl::StatusOr<absl::Duration> interval = ndr::ParseGoDuration(FLAGS_interval, "interval");
+      if (!interval.ok()) return Fail(std::string(interval.status().message()));
+      if (*interval < absl::ZeroDuration()) return Fail("--interval: must not be negative");
+      outcome = ndr::kubelet::RunRepublish(publish, FLAGS_rounds, *interval);
+    } else if (command == "expand") {
+      if (FLAGS_volume.empty()) return Fail("expand: --volume is required");
+      outcome = ndr::kubelet::RunExpand(publish, FLAGS_volume);
+    } else {
+      ndr::kubelet::StatsFormat format;
+      if (FLAGS_format == "json") {
+        format = ndr::kubelet::StatsFormat::kJson;
+      } else if (FLAGS_format == "prometheus") {
+        format = ndr::kubelet::StatsFormat::kPrometheus;
+      } else {
+        return Fail("--format: \"" + FLAGS_format + "\" is not json or prometheus");
+      }
+      outcome = ndr::kubelet::RunStats(publish, format);
+    }
     std::cout << outcome.json;
     if (!outcome.error.empty()) return Fail(outcome.error);
     for (const std::string& error : outcome.volume_errors) Fail(error);

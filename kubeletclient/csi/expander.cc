@@ -93,6 +93,8 @@ ExpansionOutcome CallNodeExpand(const VolumePlan& plan, const ObjectSet& objects
         VolumeError("MountVolume.NodeExapndVolume failed", plan.spec_name, status).message(),
         "; kubelet marks the volume so that it is not expanded again while in use on this node "
         "(MarkForInUseExpansionError) and goes on; the claim's status is not changed"));
+    outcome.not_expanded =
+        "the driver answered FAILED_PRECONDITION: it cannot expand the volume while it is in use";
     return outcome;
   }
   if (!status.ok()) {
@@ -152,6 +154,7 @@ ExpansionOutcome ExpandVolumeDuringMount(const VolumePlan& plan, const ObjectSet
         " requested read-only file system: the claim's status capacity is below the PV's, but "
         "kubelet does not expand a read-only volume (a FileSystemResizeFailed warning on the pod "
         "and the claim) and mounts it as it is"));
+    outcome.not_expanded = "the volume is read-only";
     return outcome;
   }
   return CallNodeExpand(plan, objects, options, pod_ns,
@@ -178,6 +181,7 @@ ExpansionOutcome ExpandInUseVolume(const VolumePlan& plan, const ObjectSet& obje
         "MountVolume.NodeExpandVolume failed for volume ", GoQuote(plan.spec_name),
         " requested read-only file system: kubelet does not expand a read-only volume (a "
         "FileSystemResizeFailed warning on the pod and the claim)"));
+    outcome.not_expanded = "the volume is read-only";
     return outcome;
   }
   return CallNodeExpand(plan, objects, options, pod_ns, "NodeExpandVolume.NodeExpandVolume failed",

@@ -41,6 +41,9 @@ struct ExpansionOutcome {
   bool requested = false;  // NodeExpandVolume was sent
   std::optional<ClaimStatusUpdate> claim_status;  // what kubelet writes, if it writes anything
   std::vector<std::string> notes;
+  // Set when kubelet leaves the volume as it is without failing: why (read-only; the driver's
+  // FAILED_PRECONDITION).
+  std::string not_expanded;
   absl::Status status;  // not OK: kubelet fails the operation with this
 };
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubeletclient/token/test_keys.h"
 #include "test/util/matchers.h"
 #include "test/util/temp_dir.h"
 
@@ -22,28 +23,6 @@ namespace {
 using json = nlohmann::json;
 using ::ndr::testing::TempDir;
 using ::testing::HasSubstr;
-
-// A fresh key of `type` ("RSA" with `bits`, or "EC" on `curve`) as PEM, made by OpenSSL.
-std::string NewKeyPem(const char* type, const char* curve = nullptr, unsigned bits = 2048,
-                      bool pkcs8 = true, bool public_only = false) {
-  EVP_PKEY* key = curve != nullptr ? EVP_PKEY_Q_keygen(nullptr, nullptr, type, curve)
-                                   : EVP_PKEY_Q_keygen(nullptr, nullptr, type, size_t{bits});
-  EXPECT_NE(key, nullptr);
-  BIO* bio = BIO_new(BIO_s_mem());
-  if (public_only) {
-    PEM_write_bio_PUBKEY(bio, key);
-  } else if (pkcs8) {
-    PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
-  } else {
-    PEM_write_bio_PrivateKey_traditional(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
-  }
-  char* data = nullptr;
-  const long length = BIO_get_mem_data(bio, &data);
-  std::string pem(data, static_cast<size_t>(length));
-  BIO_free(bio);
-  EVP_PKEY_free(key);
-  return pem;
-}
 
 json Claims(int64_t now) {
   return {{"iss", "https://kubernetes.default.svc"},

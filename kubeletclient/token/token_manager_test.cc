@@ -1,11 +1,8 @@
 #include "kubeletclient/token/token_manager.h"
 
-#include <openssl/bio.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubeletclient/token/test_keys.h"
 
 namespace ndr::token {
 namespace {
@@ -13,17 +10,7 @@ namespace {
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 
-std::unique_ptr<SigningKey> NewKey() {
-  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
-  BIO* bio = BIO_new(BIO_s_mem());
-  PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
-  char* data = nullptr;
-  const long length = BIO_get_mem_data(bio, &data);
-  std::string pem(data, static_cast<size_t>(length));
-  BIO_free(bio);
-  EVP_PKEY_free(key);
-  return *SigningKey::FromPem(pem, "test");
-}
+std::unique_ptr<SigningKey> NewKey() { return *SigningKey::FromPem(NewKeyPem("EC", "P-256"), "test"); }
 
 class TokenManagerTest : public ::testing::Test {
  protected:

@@ -2,7 +2,9 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "api/endpoint.h"
@@ -26,6 +28,10 @@ DEFINE_bool(reject_pod_info, false,
 DEFINE_bool(stage_unstage, false,
             "Advertise STAGE_UNSTAGE_VOLUME: NodeStageVolume prepares the staging directory, and "
             "NodePublishVolume of a volume that is not staged is FAILED_PRECONDITION.");
+DEFINE_string(token_jwks, "",
+              "JWKS document (the API server's /openid/v1/jwks, or `kubeletclient jwks`) to "
+              "verify the service-account tokens kubelet hands over; their claims are recorded, "
+              "never the tokens.");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -57,7 +63,7 @@ int main(int argc, char** argv) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"data_dir", "drivername", "endpoint", "max_volumes_per_node", "nodeid",
-               "reject_pod_info", "stage_unstage", "topology", "vendor_version"}},
+               "reject_pod_info", "stage_unstage", "token_jwks", "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -83,6 +89,17 @@ int main(int argc, char** argv) {
       ndr::sample::ParseTopology(FLAGS_topology);
   if (!topology.ok()) return Fail(topology.status());
   options.topology = *std::move(topology);
+  if (!FLAGS_token_jwks.empty()) {
+    std::ifstream in(FLAGS_token_jwks);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    options.token_jwks = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!in || !options.token_jwks.is_object() || !options.token_jwks.contains("keys") ||
+        !options.token_jwks["keys"].is_array()) {
+      return Fail(absl::InvalidArgumentError(
+          "--token-jwks: " + FLAGS_token_jwks +
+          " is not a readable JWKS document ({\"keys\": [...]}; `kubeletclient jwks` writes one)"));
+    }
+  }
   if (absl::Status s = ndr::sample::ValidateDriverOptions(options); !s.ok()) return Fail(s);
   absl::StatusOr<std::string> socket_path = ndr::UnixSocketPath(FLAGS_endpoint, "--endpoint");
   if (!socket_path.ok()) return Fail(socket_path.status());

@@ -6,6 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/loop.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+
+#include <dirent.h>
+
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -24,6 +31,7 @@
 #include "api/csi_name.h"
 #include "hostutil/loop_device.h"
 #include "hostutil/mount.h"
+#include "kubeletclient/token/jwt.h"
 #include "logging/logging.h"
 
 namespace ndr::sample {
@@ -81,6 +89,8 @@ bool ReadWholeFile(const std::string& path, std::string* contents) {
 std::string Fingerprint(const csi::v1::NodePublishVolumeRequest& request) {
   std::map<std::string, std::string> context(request.volume_context().begin(),
                                              request.volume_context().end());
+  // Tokens change on every republish without making it another publish, and never touch disk.
+  context.erase(kTokensKey);
   std::string text = absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n",
                                   "readonly ", request.readonly() ? "true" : "false", "\n",
                                   "capability ", request.volume_capability().ShortDebugString(),
@@ -274,6 +284,11 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
     response->add_capabilities()->mutable_rpc()->set_type(
         csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
   }
+  for (auto type : {csi::v1::NodeServiceCapability::RPC::EXPAND_VOLUME,
+                    csi::v1::NodeServiceCapability::RPC::GET_VOLUME_STATS,
+                    csi::v1::NodeServiceCapability::RPC::VOLUME_CONDITION}) {
+    response->add_capabilities()->mutable_rpc()->set_type(type);
+  }
   return grpc::Status::OK;
 }
 
@@ -427,18 +442,31 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
           "\" carries pod information, which this driver does not accept (--reject-pod-info)"));
     }
     if (block) continue;  // A block volume has no directory to write files to.
+    if (key == kTokensKey) continue;  // recorded below, never written out
     absl::StatusOr<std::string> name = FileNameForKey(key);
     if (!name.ok()) return name.status();
     files[*name] = value;
   }
   if (block) return PublishBlock(request);
 
+  std::optional<std::string> tokens_record;
+  if (auto tokens = request.volume_context().find(kTokensKey);
+      tokens != request.volume_context().end()) {
+    absl::StatusOr<std::string> record = TokensRecord(tokens->second);
+    if (!record.ok()) return record.status();
+    tokens_record = *std::move(record);
+  }
   const std::string& target = request.target_path();
   const std::string marker_path = absl::StrCat(target, "/", kMarkerFile);
+  const std::string tokens_path = absl::StrCat(target, "/", kTokensRecordFile);
   const std::string fingerprint = Fingerprint(request);
   std::string recorded;
   if (ReadWholeFile(marker_path, &recorded)) {
-    if (recorded == fingerprint) return absl::OkStatus();  // Already published just so.
+    if (recorded == fingerprint) {
+      // Already published just so: a republish, which renews the tokens.
+      if (tokens_record.has_value()) return WriteWholeFile(tokens_path, *tokens_record, 0444);
+      return absl::OkStatus();
+    }
     return absl::AlreadyExistsError(
         absl::StrCat("target_path ", target, " is already published with other arguments (volume ",
                      ParseMarker(recorded).volume_id, ")"));
@@ -465,6 +493,9 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
     if (absl::Status s = WriteWholeFile(absl::StrCat(target, "/", name), contents, mode); !s.ok()) {
       return s;
     }
+  }
+  if (tokens_record.has_value()) {
+    if (absl::Status s = WriteWholeFile(tokens_path, *tokens_record, 0444); !s.ok()) return s;
   }
   // The marker goes last: a target without it was not completely published, and a retry redoes it.
   return WriteWholeFile(marker_path, fingerprint, 0444);
@@ -524,6 +555,10 @@ absl::Status NodeService::Unpublish(const csi::v1::NodeUnpublishVolumeRequest& r
     if (!name.ok()) continue;
     std::string path = absl::StrCat(target, "/", *name);
     if (unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", path, errno);
+  }
+  const std::string tokens_path = absl::StrCat(target, "/", kTokensRecordFile);
+  if (unlink(tokens_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError("remove", tokens_path, errno);
   }
   if (unlink(marker_path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoError("remove", marker_path, errno);
@@ -716,6 +751,226 @@ absl::Status NodeService::ReleaseLoopDevice(const std::string& volume_id, const 
     if (absl::Status s = hostutil::DetachLoopDevice(**device); !s.ok()) return s;
     NDR_LOG(INFO) << "Detached loop device " << **device << " from disk image " << image;
   }
+}
+
+}  // namespace ndr::sample
+
+namespace ndr::sample {
+
+// After the mount: expansion, stats, health, tokens.
+
+absl::StatusOr<std::string> NodeService::CapacityPath(const std::string& volume_id) const {
+  if (options_.data_dir.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "volume ", volume_id,
+        ": this driver has no data directory to record capacities in (DriverOptions.data_dir)"));
+  }
+  absl::StatusOr<std::string> name = ImageFileName(volume_id);  // "<name>.img", no '/'
+  if (!name.ok()) return name.status();
+  return absl::StrCat(options_.data_dir, "/", name->substr(0, name->size() - 4), ".capacity");
+}
+
+grpc::Status NodeService::NodeExpandVolume(grpc::ServerContext*,
+                                           const csi::v1::NodeExpandVolumeRequest* request,
+                                           csi::v1::NodeExpandVolumeResponse* response) {
+  NDR_LOG(INFO) << "NodeExpandVolume volume_id=" << request->volume_id()
+                << " volume_path=" << request->volume_path()
+                << " required_bytes=" << request->capacity_range().required_bytes()
+                << " secrets=" << request->secrets().size() << " (values not logged)";
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<int64_t> capacity = Expand(*request);
+  if (!capacity.ok()) {
+    NDR_LOG(WARNING) << "NodeExpandVolume " << request->volume_id() << ": " << capacity.status();
+    return ToGrpc(capacity.status());
+  }
+  response->set_capacity_bytes(*capacity);
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<int64_t> NodeService::Expand(const csi::v1::NodeExpandVolumeRequest& request) {
+  if (request.volume_id().empty()) return absl::InvalidArgumentError("volume_id is required");
+  if (request.volume_path().empty()) return absl::InvalidArgumentError("volume_path is required");
+  const int64_t required = request.capacity_range().required_bytes();
+  const int64_t limit = request.capacity_range().limit_bytes();
+  if (required < 0 || limit < 0 || (limit > 0 && required > limit)) {
+    return absl::OutOfRangeError(absl::StrCat("capacity_range [", required, ", ", limit,
+                                              "] is not a range of sizes"));
+  }
+  struct stat st;
+  if (lstat(request.volume_path().c_str(), &st) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("volume_path ", request.volume_path(), " does not exist"));
+  }
+  const bool block = request.volume_capability().has_block() || !S_ISDIR(st.st_mode);
+  if (block) {
+    // The disk image grows (sparse); an attached loop device learns its new size.
+    absl::StatusOr<std::string> image = ImagePath(request.volume_id());
+    if (!image.ok()) return image.status();
+    struct stat image_st;
+    if (stat(image->c_str(), &image_st) != 0) {
+      return absl::NotFoundError(absl::StrCat("block volume ", request.volume_id(),
+                                              " has no disk image (", *image, ")"));
+    }
+    if (required <= image_st.st_size) return static_cast<int64_t>(image_st.st_size);
+    if (truncate(image->c_str(), required) != 0) return ErrnoError("truncate", *image, errno);
+    if (change_host_) {
+      absl::StatusOr<std::optional<std::string>> device = hostutil::FindLoopDevice(*image);
+      if (!device.ok()) return device.status();
+      if (device->has_value()) {
+        if (absl::Status s = hostutil::RefreshLoopDeviceCapacity(**device); !s.ok()) return s;
+      }
+    }
+    NDR_LOG(INFO) << "Grew the disk image of block volume " << request.volume_id() << " to "
+                  << required << " bytes";
+    return required;
+  }
+  // A mount volume must be one this driver published (its marker), at that path.
+  std::string marker;
+  if (!ReadWholeFile(absl::StrCat(request.volume_path(), "/", kMarkerFile), &marker) ||
+      ParseMarker(marker).volume_id != request.volume_id()) {
+    return absl::NotFoundError(absl::StrCat("volume ", request.volume_id(),
+                                            " is not published at ", request.volume_path()));
+  }
+  absl::StatusOr<std::string> path = CapacityPath(request.volume_id());
+  if (!path.ok()) return path.status();
+  if (absl::Status s = EnsureDataDir(options_.data_dir); !s.ok()) return s;
+  std::string recorded;
+  int64_t capacity = 0;
+  if (ReadWholeFile(*path, &recorded)) {
+    absl::SimpleAtoi(absl::StripAsciiWhitespace(recorded), &capacity);
+  }
+  if (required <= capacity) return capacity;  // never shrunk
+  if (absl::Status s = WriteWholeFile(*path, absl::StrCat(required, "\n"), 0600); !s.ok()) return s;
+  return required;
+}
+
+grpc::Status NodeService::NodeGetVolumeStats(grpc::ServerContext*,
+                                             const csi::v1::NodeGetVolumeStatsRequest* request,
+                                             csi::v1::NodeGetVolumeStatsResponse* response) {
+  NDR_VLOG(4) << "NodeGetVolumeStats volume_id=" << request->volume_id()
+              << " volume_path=" << request->volume_path();
+  if (request->volume_id().empty()) return ToGrpc(absl::InvalidArgumentError("volume_id is required"));
+  if (request->volume_path().empty()) {
+    return ToGrpc(absl::InvalidArgumentError("volume_path is required"));
+  }
+  absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> stats =
+      Stats(request->volume_id(), request->volume_path());
+  if (!stats.ok()) return ToGrpc(stats.status());
+  *response = *std::move(stats);
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> NodeService::Stats(
+    const std::string& volume_id, const std::string& path) {
+  csi::v1::NodeGetVolumeStatsResponse response;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("volume_path ", path, " does not exist"));
+  }
+  csi::v1::VolumeCondition* condition = response.mutable_volume_condition();
+  if (!S_ISDIR(st.st_mode)) {
+    // A block volume, asked about at its device: the disk image's size is its capacity.
+    absl::StatusOr<std::string> image = ImagePath(volume_id);
+    if (!image.ok()) return image.status();
+    struct stat image_st;
+    csi::v1::VolumeUsage* usage = response.add_usage();
+    usage->set_unit(csi::v1::VolumeUsage::BYTES);
+    if (stat(image->c_str(), &image_st) != 0) {
+      condition->set_abnormal(true);
+      condition->set_message(absl::StrCat("the disk image of block volume ", volume_id,
+                                          " is gone"));
+      return response;
+    }
+    usage->set_total(image_st.st_size);
+    condition->set_message("the disk image is in place");
+    return response;
+  }
+  std::string marker_text;
+  if (!ReadWholeFile(absl::StrCat(path, "/", kMarkerFile), &marker_text) ||
+      ParseMarker(marker_text).volume_id != volume_id) {
+    return absl::NotFoundError(absl::StrCat("volume ", volume_id, " is not published at ", path));
+  }
+  struct statfs fs;
+  if (statfs(path.c_str(), &fs) != 0) return ErrnoError("statfs", path, errno);
+  // Used: the bytes of the files in the volume; capacity: what an expansion recorded, else the
+  // file system's.
+  int64_t used = 0;
+  if (DIR* dir = opendir(path.c_str())) {
+    while (dirent* entry = readdir(dir)) {
+      struct stat file;
+      const std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      if (lstat(absl::StrCat(path, "/", name).c_str(), &file) == 0 && S_ISREG(file.st_mode)) {
+        used += file.st_size;
+      }
+    }
+    closedir(dir);
+  }
+  const int64_t fs_total = static_cast<int64_t>(fs.f_blocks) * fs.f_frsize;
+  const int64_t fs_available = static_cast<int64_t>(fs.f_bavail) * fs.f_frsize;
+  int64_t capacity = fs_total;
+  std::string recorded;
+  if (absl::StatusOr<std::string> capacity_path = CapacityPath(volume_id);
+      capacity_path.ok() && ReadWholeFile(*capacity_path, &recorded)) {
+    absl::SimpleAtoi(absl::StripAsciiWhitespace(recorded), &capacity);
+  }
+  csi::v1::VolumeUsage* bytes = response.add_usage();
+  bytes->set_unit(csi::v1::VolumeUsage::BYTES);
+  bytes->set_total(capacity);
+  bytes->set_used(used);
+  bytes->set_available(std::max<int64_t>(0, std::min(capacity - used, fs_available)));
+  csi::v1::VolumeUsage* inodes = response.add_usage();
+  inodes->set_unit(csi::v1::VolumeUsage::INODES);
+  inodes->set_total(static_cast<int64_t>(fs.f_files));
+  inodes->set_available(static_cast<int64_t>(fs.f_ffree));
+  inodes->set_used(static_cast<int64_t>(fs.f_files - fs.f_ffree));
+  // Health: every file written at publish is still there.
+  for (const std::string& key : ParseMarker(marker_text).keys) {
+    absl::StatusOr<std::string> name = FileNameForKey(key);
+    if (!name.ok()) continue;
+    if (access(absl::StrCat(path, "/", *name).c_str(), F_OK) != 0) {
+      condition->set_abnormal(true);
+      condition->set_message(absl::StrCat("file ", *name, " written at publish is gone"));
+      return response;
+    }
+  }
+  condition->set_message("every file written at publish is in place");
+  return response;
+}
+
+absl::StatusOr<std::string> NodeService::TokensRecord(const std::string& tokens_json) const {
+  const nlohmann::json tokens = nlohmann::json::parse(tokens_json, nullptr, false);
+  const auto bad = [] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("volume_context ", kTokensKey,
+                     " is not a JSON object of audience -> {\"token\", \"expirationTimestamp\"}"));
+  };
+  if (!tokens.is_object()) return bad();
+  nlohmann::json record = nlohmann::json::object();
+  for (const auto& [audience, status] : tokens.items()) {
+    if (!status.is_object() || !status.contains("token") || !status["token"].is_string() ||
+        !status.contains("expirationTimestamp") || !status["expirationTimestamp"].is_string()) {
+      return bad();
+    }
+    nlohmann::json entry = {{"expirationTimestamp", status["expirationTimestamp"]}};
+    if (options_.token_jwks.is_null()) {
+      entry["verified"] = false;
+      entry["error"] = "no JWKS to verify it with (--token-jwks)";
+    } else {
+      token::Expectations expect;
+      expect.audience = audience;  // "" (the API server's audiences): not checked
+      absl::StatusOr<nlohmann::json> claims =
+          token::Verify(status["token"].get<std::string>(), options_.token_jwks, expect);
+      entry["verified"] = claims.ok();
+      if (claims.ok()) {
+        entry["claims"] = *claims;
+      } else {
+        entry["error"] = std::string(claims.status().message());
+      }
+    }
+    record[audience] = entry;
+  }
+  return record.dump(2) + "\n";
 }
 
 }  // namespace ndr::sample

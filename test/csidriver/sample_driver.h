@@ -38,8 +38,25 @@
 // no files are written for a block volume (there is no directory to write them to);
 // reject_pod_info still applies.
 //
-// Thread-safe: gRPC calls handlers concurrently; stage, unstage, publish and unpublish are
-// serialized.
+// After the mount, as kubelet uses a node plugin (pkg/volume/csi expander.go, csi_metrics.go):
+//   - EXPAND_VOLUME: NodeExpandVolume of a published volume grows a block volume's disk image
+//     (never shrinks it; an attached loop device is told its new size) and records a mount
+//     volume's new capacity in the data directory; the answer is the capacity it has now;
+//   - GET_VOLUME_STATS: NodeGetVolumeStats of a published volume path: for a mount volume, its
+//     capacity (as recorded by an expansion, else the file system's), the bytes of the files in
+//     it, and statfs(2)'s inodes; for a block volume (kubelet asks at
+//     volumeDevices/<pv>/dev/<pod uid>), the disk image's size;
+//   - VOLUME_CONDITION: abnormal when a file the driver wrote into a mount volume is gone, or a
+//     block volume's disk image is.
+// Service-account tokens (kubelet's csi.storage.k8s.io/serviceAccount.tokens volume context,
+// for CSIDrivers with tokenRequests) are never written out or logged: the driver records, per
+// audience, the expiration and the claims of a token that verifies against
+// DriverOptions::token_jwks (else why it does not) in kTokensRecordFile in the target, and a
+// republish with fresh tokens is the same publish (requiresRepublish drivers get one on every
+// pod sync), which only renews that record.
+//
+// Thread-safe: gRPC calls handlers concurrently; stage, unstage, publish, unpublish and expand
+// are serialized.
 #ifndef NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
 #define NDR_TEST_CSIDRIVER_SAMPLE_DRIVER_H_
 
@@ -55,6 +72,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "api/csi/csi.grpc.pb.h"
+#include "nlohmann/json.hpp"
 #include "test/csidriver/block_volume.h"
 
 namespace ndr::sample {
@@ -64,6 +82,9 @@ inline constexpr char kMarkerFile[] = ".sample-csi-volume";
 inline constexpr char kStagedFile[] = ".sample-csi-staged";
 inline constexpr char kPodInfoPrefix[] = "csi.storage.k8s.io/";
 inline constexpr size_t kMaxNodeIdLength = 256;
+// The volume-context key kubelet hands tokens in, and the record of them in a target.
+inline constexpr char kTokensKey[] = "csi.storage.k8s.io/serviceAccount.tokens";
+inline constexpr char kTokensRecordFile[] = ".sample-csi-tokens.json";
 
 struct DriverOptions {
   // GetPluginInfo's name; must be a valid CSI driver name.
@@ -91,6 +112,9 @@ struct DriverOptions {
   // host's user namespace). nullopt: decided once, when NodeService is made, with
   // hostutil::CanChangeHost. Tests force false to get the plain-file behaviour as any user.
   std::optional<bool> change_host;
+  // The JWKS document (the API server's /openid/v1/jwks, `kubeletclient jwks`) that tokens are
+  // verified against; null: tokens are recorded as unverified.
+  nlohmann::json token_jwks;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
@@ -144,6 +168,12 @@ class NodeService final : public csi::v1::Node::Service {
   grpc::Status NodeGetInfo(grpc::ServerContext* context,
                            const csi::v1::NodeGetInfoRequest* request,
                            csi::v1::NodeGetInfoResponse* response) override;
+  grpc::Status NodeGetVolumeStats(grpc::ServerContext* context,
+                                  const csi::v1::NodeGetVolumeStatsRequest* request,
+                                  csi::v1::NodeGetVolumeStatsResponse* response) override;
+  grpc::Status NodeExpandVolume(grpc::ServerContext* context,
+                                const csi::v1::NodeExpandVolumeRequest* request,
+                                csi::v1::NodeExpandVolumeResponse* response) override;
 
  private:
   absl::Status Stage(const csi::v1::NodeStageVolumeRequest& request)
@@ -177,6 +207,15 @@ class NodeService final : public csi::v1::Node::Service {
   absl::Status ReleaseLoopDevice(const std::string& volume_id, const BlockIndex& index)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::string> ImagePath(const std::string& volume_id) const;
+  // Where a mount volume's expanded capacity is recorded.
+  absl::StatusOr<std::string> CapacityPath(const std::string& volume_id) const;
+  absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> Stats(const std::string& volume_id,
+                                                            const std::string& path);
+  absl::StatusOr<int64_t> Expand(const csi::v1::NodeExpandVolumeRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The record of the tokens in `tokens_json` (hostile: kubelet's, or anyone's), for
+  // kTokensRecordFile: per audience, the expiration and the claims of a token that verifies.
+  absl::StatusOr<std::string> TokensRecord(const std::string& tokens_json) const;
   std::string IndexPath() const;
 
   const DriverOptions options_;

@@ -14,6 +14,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "kubeletclient/token/jwt.h"
+#include "kubeletclient/token/test_keys.h"
 #include "test/csidriver/block_volume.h"
 #include "test/util/matchers.h"
 #include "test/util/poll.h"
@@ -21,6 +23,15 @@
 
 namespace ndr::sample {
 namespace {
+
+using RPC = csi::v1::NodeServiceCapability::RPC;
+
+// The RPC capability types of a NodeGetCapabilities answer, in order.
+std::vector<int> Types(const csi::v1::NodeGetCapabilitiesResponse& response) {
+  std::vector<int> types;
+  for (const auto& capability : response.capabilities()) types.push_back(capability.rpc().type());
+  return types;
+}
 
 using ::ndr::testing::IsOk;
 using ::ndr::testing::ReadFile;
@@ -123,7 +134,9 @@ TEST_F(SampleDriverTest, NodeGetInfoAndCapabilities) {
 
   csi::v1::NodeGetCapabilitiesResponse capabilities;
   ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
-  EXPECT_EQ(capabilities.capabilities_size(), 0);  // No stage/unstage.
+  // No stage/unstage; what kubelet uses after the mount.
+  EXPECT_EQ(Types(capabilities), (std::vector<int>{RPC::EXPAND_VOLUME, RPC::GET_VOLUME_STATS,
+                                                   RPC::VOLUME_CONDITION}));
 }
 
 TEST_F(SampleDriverTest, MalformedPublishIsInvalidArgument) {
@@ -250,9 +263,9 @@ class StagingDriverTest : public SampleDriverTest {
 TEST_F(StagingDriverTest, AdvertisesStageUnstage) {
   csi::v1::NodeGetCapabilitiesResponse capabilities;
   ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
-  ASSERT_EQ(capabilities.capabilities_size(), 1);
-  EXPECT_EQ(capabilities.capabilities(0).rpc().type(),
-            csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
+  EXPECT_EQ(Types(capabilities),
+            (std::vector<int>{RPC::STAGE_UNSTAGE_VOLUME, RPC::EXPAND_VOLUME,
+                              RPC::GET_VOLUME_STATS, RPC::VOLUME_CONDITION}));
 }
 
 TEST_F(StagingDriverTest, PublishNeedsTheVolumeStagedFirst) {
@@ -747,6 +760,177 @@ TEST(ParseTopologyTest, Table) {
   EXPECT_THAT(ParseTopology("novalue"), StatusIs(absl::StatusCode::kInvalidArgument, "key=value"));
   EXPECT_THAT(ParseTopology("=v"), StatusIs(absl::StatusCode::kInvalidArgument, "key=value"));
   EXPECT_THAT(ParseTopology("a=1,a=2"), StatusIs(absl::StatusCode::kInvalidArgument, "twice"));
+}
+
+// After the mount: what kubelet asks of a published volume (expander.go, csi_metrics.go).
+class AfterMountTest : public BlockDriverTest {
+ protected:
+  void SetUp() override {}  // each test starts the driver it needs
+
+  void StartWith(nlohmann::json jwks, bool stage_unstage = false) {
+    DriverOptions options;
+    options.node_id = "node-1";
+    options.data_dir = data_;
+    options.change_host = false;
+    options.stage_unstage = stage_unstage;
+    options.token_jwks = std::move(jwks);
+    Start(options);
+    for (const char* d : {"kubelet", "kubelet/publish", "kubelet/publish/pv-1", "kubelet/staging"}) {
+      ASSERT_TRUE(mkdir(dir_.Join(d).c_str(), 0750) == 0 || errno == EEXIST) << d;
+    }
+  }
+
+  grpc::Status Stats(const std::string& id, const std::string& path,
+                     csi::v1::NodeGetVolumeStatsResponse* response) {
+    csi::v1::NodeGetVolumeStatsRequest request;
+    request.set_volume_id(id);
+    request.set_volume_path(path);
+    return node_stub_->NodeGetVolumeStats(Context().get(), request, response);
+  }
+
+  grpc::Status Expand(const std::string& id, const std::string& path, int64_t bytes, bool block,
+                      csi::v1::NodeExpandVolumeResponse* response) {
+    csi::v1::NodeExpandVolumeRequest request;
+    request.set_volume_id(id);
+    request.set_volume_path(path);
+    request.mutable_capacity_range()->set_required_bytes(bytes);
+    if (block) request.mutable_volume_capability()->mutable_block();
+    return node_stub_->NodeExpandVolume(Context().get(), request, response);
+  }
+
+  static const csi::v1::VolumeUsage* Usage(const csi::v1::NodeGetVolumeStatsResponse& response,
+                                           csi::v1::VolumeUsage::Unit unit) {
+    for (const auto& usage : response.usage()) {
+      if (usage.unit() == unit) return &usage;
+    }
+    return nullptr;
+  }
+};
+
+TEST_F(AfterMountTest, MountVolumeStatsExpansionAndHealth) {
+  StartWith(nullptr);
+  ASSERT_TRUE(Publish(ValidPublish()).ok());
+  const std::string target = dir_.Join("pod/mount");
+  csi::v1::NodeGetVolumeStatsResponse stats;
+  ASSERT_TRUE(Stats("csi-abc", target, &stats).ok());
+  const csi::v1::VolumeUsage* bytes = Usage(stats, csi::v1::VolumeUsage::BYTES);
+  const csi::v1::VolumeUsage* inodes = Usage(stats, csi::v1::VolumeUsage::INODES);
+  ASSERT_NE(bytes, nullptr);
+  ASSERT_NE(inodes, nullptr);
+  // Two context files ("web-0", "blue") and the marker: their bytes are the volume's use.
+  struct stat marker;
+  ASSERT_EQ(stat((target + "/" + kMarkerFile).c_str(), &marker), 0);
+  EXPECT_EQ(bytes->used(), 5 + 4 + marker.st_size);
+  EXPECT_GT(bytes->total(), bytes->used());
+  EXPECT_LE(bytes->available(), bytes->total() - bytes->used());
+  EXPECT_GT(inodes->total(), 0);
+  EXPECT_EQ(inodes->used() + inodes->available(), inodes->total());
+  EXPECT_FALSE(stats.volume_condition().abnormal());
+
+  // Expansion records the capacity, which stats then report; it never shrinks.
+  csi::v1::NodeExpandVolumeResponse expanded;
+  ASSERT_TRUE(Expand("csi-abc", target, 3 << 20, false, &expanded).ok());
+  EXPECT_EQ(expanded.capacity_bytes(), 3 << 20);
+  ASSERT_TRUE(Expand("csi-abc", target, 1 << 20, false, &expanded).ok());
+  EXPECT_EQ(expanded.capacity_bytes(), 3 << 20);
+  ASSERT_TRUE(Stats("csi-abc", target, &stats).ok());
+  EXPECT_EQ(Usage(stats, csi::v1::VolumeUsage::BYTES)->total(), 3 << 20);
+
+  // A file the driver wrote is gone: abnormal, saying which.
+  ASSERT_EQ(unlink((target + "/csi.storage.k8s.io_pod.name").c_str()), 0);
+  ASSERT_TRUE(Stats("csi-abc", target, &stats).ok());
+  EXPECT_TRUE(stats.volume_condition().abnormal());
+  EXPECT_THAT(stats.volume_condition().message(), HasSubstr("csi.storage.k8s.io_pod.name"));
+}
+
+TEST_F(AfterMountTest, BlockVolumeStatsAndExpansionAreTheDiskImages) {
+  StartWith(nullptr);
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  csi::v1::NodeGetVolumeStatsResponse stats;
+  ASSERT_TRUE(Stats("blk-1", target_, &stats).ok());
+  ASSERT_EQ(stats.usage_size(), 1);
+  EXPECT_EQ(stats.usage(0).unit(), csi::v1::VolumeUsage::BYTES);
+  EXPECT_EQ(stats.usage(0).total(), kImageSize);
+  csi::v1::NodeExpandVolumeResponse expanded;
+  ASSERT_TRUE(Expand("blk-1", target_, 4 << 20, true, &expanded).ok());
+  EXPECT_EQ(expanded.capacity_bytes(), 4 << 20);
+  off_t size = 0;
+  ASSERT_TRUE(IsRegularFile(data_ + "/blk-1.img", &size));
+  EXPECT_EQ(size, 4 << 20);
+  ASSERT_TRUE(Stats("blk-1", target_, &stats).ok());
+  EXPECT_EQ(stats.usage(0).total(), 4 << 20);
+  // The image gone: abnormal.
+  ASSERT_EQ(unlink((data_ + "/blk-1.img").c_str()), 0);
+  ASSERT_TRUE(Stats("blk-1", target_, &stats).ok());
+  EXPECT_TRUE(stats.volume_condition().abnormal());
+}
+
+TEST_F(AfterMountTest, BadStatsAndExpandRequests) {
+  StartWith(nullptr);
+  csi::v1::NodeGetVolumeStatsResponse stats;
+  csi::v1::NodeExpandVolumeResponse expanded;
+  EXPECT_EQ(Stats("", target_, &stats).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Stats("v", "", &stats).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Stats("v", dir_.Join("nowhere"), &stats).error_code(), grpc::StatusCode::NOT_FOUND);
+  // A directory the driver did not publish.
+  EXPECT_EQ(Stats("v", dir_.Join("pod"), &stats).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Expand("", target_, 1, false, &expanded).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Expand("v", dir_.Join("nowhere"), 1, false, &expanded).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Expand("v", dir_.Join("pod"), 1, false, &expanded).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Expand("v", dir_.Join("pod"), -1, false, &expanded).error_code(),
+            grpc::StatusCode::OUT_OF_RANGE);
+}
+
+TEST_F(AfterMountTest, TokensAreVerifiedAndRecordedNeverWrittenOut) {
+  absl::StatusOr<std::unique_ptr<token::SigningKey>> key =
+      token::SigningKey::FromPem(token::NewKeyPem("EC", "P-256"), "test");
+  ASSERT_TRUE(key.ok());
+  StartWith(nlohmann::json::parse((*key)->Jwks().dump()));
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  auto token_for = [&](const std::string& audience, int64_t exp) {
+    return *(*key)->Sign({{"aud", {audience}}, {"sub", "system:serviceaccount:shop:web"},
+                          {"iat", now}, {"nbf", now}, {"exp", exp}});
+  };
+  csi::v1::NodePublishVolumeRequest request = ValidPublish();
+  nlohmann::json tokens = {
+      {"vault", {{"token", token_for("vault", now + 3600)}, {"expirationTimestamp", "t1"}}},
+      {"wrong", {{"token", token_for("vault", now + 3600)}, {"expirationTimestamp", "t2"}}}};
+  (*request.mutable_volume_context())[kTokensKey] = tokens.dump();
+  ASSERT_TRUE(Publish(request).ok());
+  const std::string target = dir_.Join("pod/mount");
+  std::string text;
+  ASSERT_TRUE(ReadFile(target + "/" + kTokensRecordFile, &text));
+  nlohmann::json record = nlohmann::json::parse(text);
+  EXPECT_EQ(record["vault"]["verified"], true);
+  EXPECT_EQ(record["vault"]["claims"]["sub"], "system:serviceaccount:shop:web");
+  EXPECT_EQ(record["wrong"]["verified"], false);
+  EXPECT_THAT(record["wrong"]["error"].get<std::string>(), HasSubstr("audience"));
+  // The token itself is nowhere in the target.
+  for (const std::string& name : ::ndr::testing::DirEntries(target)) {
+    std::string contents;
+    ReadFile(target + "/" + name, &contents);
+    EXPECT_THAT(contents, ::testing::Not(HasSubstr(token_for("vault", now + 3600).substr(0, 60))))
+        << name;
+  }
+  // A republish with fresh tokens is the same publish: OK, and the record is renewed.
+  tokens["vault"]["expirationTimestamp"] = "t3";
+  (*request.mutable_volume_context())[kTokensKey] = tokens.dump();
+  ASSERT_TRUE(Publish(request).ok());
+  ASSERT_TRUE(ReadFile(target + "/" + kTokensRecordFile, &text));
+  EXPECT_EQ(nlohmann::json::parse(text)["vault"]["expirationTimestamp"], "t3");
+  // Hostile token attributes are refused.
+  for (const char* hostile : {"not json", "[]", "{\"a\": 5}", "{\"a\": {\"token\": 1}}"}) {
+    csi::v1::NodePublishVolumeRequest bad = ValidPublish();
+    bad.set_target_path(dir_.Join("pod/other"));
+    (*bad.mutable_volume_context())[kTokensKey] = hostile;
+    EXPECT_EQ(Publish(bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT) << hostile;
+  }
+  // Unpublish removes the record too.
+  ASSERT_TRUE(Unpublish("csi-abc", target).ok());
+  EXPECT_NE(access(target.c_str(), F_OK), 0);
 }
 
 }  // namespace
