@@ -25,6 +25,8 @@ using ::ndr::testing::ClaimAndVolume;
 using ::ndr::testing::CsiDriverYaml;
 using ::ndr::testing::kClaimVolume;
 using ::ndr::testing::kVol1Attachment;
+using ::ndr::testing::kPvTarget;
+using ::ndr::testing::kStagingPath;
 using ::ndr::testing::kVol1Sha;
 using ::ndr::testing::PodYaml;
 using ::testing::ElementsAreArray;
@@ -32,10 +34,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 using KubeletClaimsTest = ::ndr::testing::KubeletSequenceTest;
-
-const std::string kPvTarget = "<root>/pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount";
-const std::string kStagingPath =
-    absl::StrCat("<root>/plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount");
 
 // The pod "web" (uid-a) with a generic ephemeral volume "scratch".
 std::string EphemeralPod() {

@@ -37,6 +37,11 @@ std::vector<std::string> RecordingDriver::Take() {
   return std::exchange(calls_, {});
 }
 
+std::vector<std::string> RecordingDriver::TakeTokens() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(tokens_, {});
+}
+
 std::vector<std::string> RecordingDriver::TakeMethods() {
   std::vector<std::string> names;
   for (const std::string& call : Take()) names.push_back(call.substr(0, call.find(' ')));
@@ -63,6 +68,9 @@ grpc::Status RecordingDriver::NodeGetCapabilities(
   using Rpc = csi::v1::NodeServiceCapability::RPC;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto [on, type] : {std::pair{config_.stage, Rpc::STAGE_UNSTAGE_VOLUME},
+                          std::pair{config_.stats, Rpc::GET_VOLUME_STATS},
+                          std::pair{config_.expand, Rpc::EXPAND_VOLUME},
+                          std::pair{config_.condition, Rpc::VOLUME_CONDITION},
                           std::pair{config_.mount_group, Rpc::VOLUME_MOUNT_GROUP},
                           std::pair{config_.multi_writer, Rpc::SINGLE_NODE_MULTI_WRITER}}) {
     if (on) response->add_capabilities()->mutable_rpc()->set_type(type);
@@ -85,7 +93,14 @@ grpc::Status RecordingDriver::NodeUnstageVolume(grpc::ServerContext*,
 grpc::Status RecordingDriver::NodePublishVolume(grpc::ServerContext*,
                                                 const csi::v1::NodePublishVolumeRequest* request,
                                                 csi::v1::NodePublishVolumeResponse*) {
-  grpc::Status status = Record("NodePublishVolume", *request);
+  csi::v1::NodePublishVolumeRequest recorded = *request;
+  auto tokens = recorded.mutable_volume_context()->find("csi.storage.k8s.io/serviceAccount.tokens");
+  if (tokens != recorded.mutable_volume_context()->end()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tokens_.push_back(tokens->second);
+    tokens->second = "<tokens>";
+  }
+  grpc::Status status = Record("NodePublishVolume", recorded);
   std::lock_guard<std::mutex> lock(mu_);
   if (!config_.make_targets) return status;
   // A directory for a mounted volume, a file for a block volume (a real driver binds a device
@@ -109,6 +124,21 @@ grpc::Status RecordingDriver::NodeUnpublishVolume(
   return status;
 }
 
+grpc::Status RecordingDriver::NodeExpandVolume(grpc::ServerContext*,
+                                               const csi::v1::NodeExpandVolumeRequest* request,
+                                               csi::v1::NodeExpandVolumeResponse* response) {
+  response->set_capacity_bytes(request->capacity_range().required_bytes());
+  return Record("NodeExpandVolume", *request);
+}
+
+grpc::Status RecordingDriver::NodeGetVolumeStats(
+    grpc::ServerContext*, const csi::v1::NodeGetVolumeStatsRequest* request,
+    csi::v1::NodeGetVolumeStatsResponse* response) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *response = config_.stats_response;
+  return RecordLocked("NodeGetVolumeStats", *request);
+}
+
 grpc::Status RecordingDriver::Record(const std::string& method,
                                      const google::protobuf::Message& request) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -123,8 +153,8 @@ grpc::Status RecordingDriver::RecordLocked(const std::string& method,
   return failure == config_.fail.end() ? grpc::Status::OK : failure->second;
 }
 
-FakeRegistrar::FakeRegistrar(const std::string& socket, std::string endpoint)
-    : endpoint_(std::move(endpoint)) {
+FakeRegistrar::FakeRegistrar(const std::string& socket, std::string endpoint, std::string name)
+    : endpoint_(std::move(endpoint)), name_(std::move(name)) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
   builder.RegisterService(this);
@@ -136,7 +166,7 @@ FakeRegistrar::~FakeRegistrar() { server_->Shutdown(std::chrono::system_clock::n
 grpc::Status FakeRegistrar::GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
                                     pluginregistration::PluginInfo* info) {
   info->set_type("CSIPlugin");
-  info->set_name(kDriver);
+  info->set_name(name_);
   info->set_endpoint(endpoint_);
   info->add_supported_versions("1.0.0");
   return grpc::Status::OK;
@@ -208,6 +238,51 @@ std::string AttachmentYaml(const std::string& status) {
                       status, "\n");
 }
 
+const std::vector<std::string>& PublishedPvFiles() {
+  static const auto* files = new std::vector<std::string>{
+      "plugins/",
+      "plugins/kubernetes.io/",
+      "plugins/kubernetes.io/csi/",
+      "plugins/kubernetes.io/csi/rec.csi.example.com/",
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/"),
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount/"),
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha,
+                   "/vol_data.json = {\"driverName\":\"rec.csi.example.com\","
+                   "\"volumeHandle\":\"vol-1\"}\n"),
+      "pods/",
+      "pods/uid-a/",
+      "pods/uid-a/volumes/",
+      "pods/uid-a/volumes/kubernetes.io~csi/",
+      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/",
+      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount/",
+      absl::StrCat("pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = {\"attachmentID\":\"",
+                   kVol1Attachment,
+                   "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\","
+                   "\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
+                   "\"volumeLifecycleMode\":\"Persistent\"}\n"),
+  };
+  return *files;
+}
+
+const std::vector<std::string>& TornDownFiles() {
+  static const auto* files = new std::vector<std::string>{
+      "plugins/",
+      "plugins/kubernetes.io/",
+      "plugins/kubernetes.io/csi/",
+      "plugins/kubernetes.io/csi/rec.csi.example.com/",
+      "pods/",
+      "pods/uid-a/",
+      "pods/uid-a/volumes/",
+      "pods/uid-a/volumes/kubernetes.io~csi/",
+  };
+  return *files;
+}
+
+const char kPvTarget[] = "<root>/pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount";
+const char kStagingPath[] =
+    "<root>/plugins/kubernetes.io/csi/rec.csi.example.com/"
+    "d2e8363faaac7ae76def3b14091d8eb5755f6b92e9531627aeec833a8731cc49/globalmount";
+
 void KubeletSequenceTest::SetUp() {
   for (const std::string& d : {reg_, root_, objects_}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
   registrar_ = std::make_unique<FakeRegistrar>(reg_ + "/rec-reg.sock", dir_.Join("csi.sock"));
@@ -220,6 +295,24 @@ void KubeletSequenceTest::Objects(const std::map<std::string, std::string>& file
 
 int KubeletSequenceTest::Run(const std::string& command, const std::string& pod,
                              std::string* output, const std::vector<std::string>& flags) {
+  return RunCommand(command, pod, output, nullptr, flags);
+}
+
+int KubeletSequenceTest::RunReport(const std::string& command, const std::string& pod,
+                                   std::string* log, nlohmann::json* report,
+                                   const std::vector<std::string>& flags,
+                                   std::string* stdout_text) {
+  std::string text;
+  const int code = RunCommand(command, pod, log, &text, flags);
+  *report = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (report->is_discarded()) *report = nullptr;
+  if (stdout_text != nullptr) *stdout_text = text;
+  return code;
+}
+
+int KubeletSequenceTest::RunCommand(const std::string& command, const std::string& pod,
+                                    std::string* output, std::string* stdout_text,
+                                    const std::vector<std::string>& flags) {
   const std::string pod_file = dir_.Join(absl::StrCat("pod", runs_, ".yaml"));
   EXPECT_TRUE(WriteFile(pod_file, pod));
   std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"), command,
@@ -227,14 +320,17 @@ int KubeletSequenceTest::Run(const std::string& command, const std::string& pod,
                                    "--root-dir=" + root_, "--node-name=node-1",
                                    "--get-info-timeout=60s", "--notify-timeout=60s",
                                    "--block-host-ops=skip"};
-  if (command == "publish") {
+  if (command != "unpublish") {
     argv.push_back("--objects=" + objects_);
     argv.push_back(absl::StrCat("--allowed-inline-drivers=", kDriver));
   }
   argv.insert(argv.end(), flags.begin(), flags.end());
-  Subprocess run(argv, dir_.Join(absl::StrCat("run", runs_++, ".log")));
+  const std::string out_path = dir_.Join(absl::StrCat("run", runs_, ".out"));
+  Subprocess run(argv, dir_.Join(absl::StrCat("run", runs_++, ".log")),
+                 stdout_text != nullptr ? out_path : "");
   const std::optional<int> code = run.Wait();
   *output = run.Log();
+  if (stdout_text != nullptr) ReadFile(out_path, stdout_text);
   return code.value_or(-1);
 }
 

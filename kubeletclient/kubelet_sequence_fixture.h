@@ -18,6 +18,7 @@
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "test/util/temp_dir.h"
 
 namespace ndr::testing {
@@ -39,6 +40,11 @@ class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1:
     bool stage = false;         // STAGE_UNSTAGE_VOLUME
     bool mount_group = false;   // VOLUME_MOUNT_GROUP
     bool multi_writer = false;  // SINGLE_NODE_MULTI_WRITER
+    bool expand = false;        // EXPAND_VOLUME
+    bool stats = false;         // GET_VOLUME_STATS
+    bool condition = false;     // VOLUME_CONDITION
+    // NodeGetVolumeStats's answer.
+    csi::v1::NodeGetVolumeStatsResponse stats_response;
     std::map<std::string, grpc::Status> fail;  // by method
     bool make_targets = true;   // NodePublishVolume makes its target, NodeUnpublishVolume removes it
   };
@@ -51,6 +57,9 @@ class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1:
   std::vector<std::string> Take();
   // The method names of Take().
   std::vector<std::string> TakeMethods();
+  // The csi.storage.k8s.io/serviceAccount.tokens values NodePublishVolume received, in order
+  // (the recorded calls show "<tokens>" in their place).
+  std::vector<std::string> TakeTokens();
 
   grpc::Status GetPluginInfo(grpc::ServerContext*, const csi::v1::GetPluginInfoRequest*,
                              csi::v1::GetPluginInfoResponse* response) override;
@@ -70,6 +79,13 @@ class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1:
   grpc::Status NodeUnpublishVolume(grpc::ServerContext*,
                                    const csi::v1::NodeUnpublishVolumeRequest* request,
                                    csi::v1::NodeUnpublishVolumeResponse*) override;
+  // Answers with the capacity asked for.
+  grpc::Status NodeExpandVolume(grpc::ServerContext*,
+                                const csi::v1::NodeExpandVolumeRequest* request,
+                                csi::v1::NodeExpandVolumeResponse* response) override;
+  grpc::Status NodeGetVolumeStats(grpc::ServerContext*,
+                                  const csi::v1::NodeGetVolumeStatsRequest* request,
+                                  csi::v1::NodeGetVolumeStatsResponse* response) override;
 
  private:
   grpc::Status Record(const std::string& method, const google::protobuf::Message& request);
@@ -79,13 +95,14 @@ class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1:
   std::mutex mu_;
   Config config_;
   std::vector<std::string> calls_;
+  std::vector<std::string> tokens_;
   std::unique_ptr<grpc::Server> server_;
 };
 
 // The driver's registrar, as kubelet sees it: GetInfo names the driver and its socket.
 class FakeRegistrar final : public pluginregistration::Registration::Service {
  public:
-  FakeRegistrar(const std::string& socket, std::string endpoint);
+  FakeRegistrar(const std::string& socket, std::string endpoint, std::string name = kDriver);
   ~FakeRegistrar() override;
   grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
                        pluginregistration::PluginInfo* info) override;
@@ -95,6 +112,7 @@ class FakeRegistrar final : public pluginregistration::Registration::Service {
 
  private:
   const std::string endpoint_;
+  const std::string name_;
   std::unique_ptr<grpc::Server> server_;
 };
 
@@ -122,6 +140,15 @@ std::string CsiDriverYaml(const std::string& spec);
 // The VolumeAttachment of vol-1 on node-1 for pv-1, with `status` (YAML flow mapping).
 std::string AttachmentYaml(const std::string& status);
 
+// The files of a persistent volume pv-1 published for pod uid-a, staged or not.
+const std::vector<std::string>& PublishedPvFiles();
+// What stays after the last pod's unpublish: kubelet removes the device directory but not the
+// driver's directory, and the pod's directories are the pod cleanup's, not the plugin's.
+const std::vector<std::string>& TornDownFiles();
+// pv-1's target for pod uid-a, and its staging path (the globalmount), as recorded.
+extern const char kPvTarget[];
+extern const char kStagingPath[];
+
 class KubeletSequenceTest : public ::testing::Test {
  protected:
   void SetUp() override;
@@ -134,10 +161,18 @@ class KubeletSequenceTest : public ::testing::Test {
   // files on disk are the same whoever runs the test.
   int Run(const std::string& command, const std::string& pod, std::string* output,
           const std::vector<std::string>& flags = {});
+  // The same, with standard output (the report) apart from the log: `report` is its JSON, null
+  // if it is not JSON (then `stdout_text` says what it was).
+  int RunReport(const std::string& command, const std::string& pod, std::string* log,
+                nlohmann::json* report, const std::vector<std::string>& flags = {},
+                std::string* stdout_text = nullptr);
 
   // Every path under the root, relative, sorted: directories with a trailing '/', symbolic links
   // with " -> " and their target, files with " = " and their contents.
   std::vector<std::string> Files();
+
+  int RunCommand(const std::string& command, const std::string& pod, std::string* output,
+                 std::string* stdout_text, const std::vector<std::string>& flags);
 
   TempDir dir_{"seq"};
   const std::string reg_ = dir_.Join("reg"), root_ = dir_.Join("root");

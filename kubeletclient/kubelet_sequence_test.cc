@@ -31,7 +31,11 @@ using ::ndr::testing::AttachmentYaml;
 using ::ndr::testing::ClaimAndVolume;
 using ::ndr::testing::CsiDriverYaml;
 using ::ndr::testing::kClaimVolume;
+using ::ndr::testing::kPvTarget;
+using ::ndr::testing::kStagingPath;
 using ::ndr::testing::PodYaml;
+using ::ndr::testing::PublishedPvFiles;
+using ::ndr::testing::TornDownFiles;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
@@ -43,53 +47,6 @@ constexpr char kInlineHandle[] =
     "csi-f16568175e9bc143f37c5c3a79ebefa0420e3bd228332868514e1ad642187d53";
 constexpr char kInlineAttachment[] =
     "csi-6b1a90d10759434b789979c347d9e8c65e9dd9e62ef04b7cd0be582bfab2e089";
-
-// The files of a persistent volume pv-1 published for pod uid-a, staged or not.
-const std::vector<std::string>& PublishedPvFiles() {
-  static const auto* files = new std::vector<std::string>{
-      "plugins/",
-      "plugins/kubernetes.io/",
-      "plugins/kubernetes.io/csi/",
-      "plugins/kubernetes.io/csi/rec.csi.example.com/",
-      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/"),
-      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount/"),
-      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha,
-                   "/vol_data.json = {\"driverName\":\"rec.csi.example.com\","
-                   "\"volumeHandle\":\"vol-1\"}\n"),
-      "pods/",
-      "pods/uid-a/",
-      "pods/uid-a/volumes/",
-      "pods/uid-a/volumes/kubernetes.io~csi/",
-      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/",
-      "pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount/",
-      absl::StrCat("pods/uid-a/volumes/kubernetes.io~csi/pv-1/vol_data.json = {\"attachmentID\":\"",
-                   kVol1Attachment,
-                   "\",\"driverName\":\"rec.csi.example.com\",\"nodeName\":\"node-1\","
-                   "\"specVolID\":\"pv-1\",\"volumeHandle\":\"vol-1\","
-                   "\"volumeLifecycleMode\":\"Persistent\"}\n"),
-  };
-  return *files;
-}
-
-// What stays after the last pod's unpublish: kubelet removes the device directory but not the
-// driver's directory, and the pod's directories are the pod cleanup's, not the plugin's.
-const std::vector<std::string>& TornDownFiles() {
-  static const auto* files = new std::vector<std::string>{
-      "plugins/",
-      "plugins/kubernetes.io/",
-      "plugins/kubernetes.io/csi/",
-      "plugins/kubernetes.io/csi/rec.csi.example.com/",
-      "pods/",
-      "pods/uid-a/",
-      "pods/uid-a/volumes/",
-      "pods/uid-a/volumes/kubernetes.io~csi/",
-  };
-  return *files;
-}
-
-const std::string kPvTarget = "<root>/pods/uid-a/volumes/kubernetes.io~csi/pv-1/mount";
-const std::string kStagingPath =
-    absl::StrCat("<root>/plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/globalmount");
 
 TEST_F(KubeletSequenceTest, InlineVolume) {
   Objects({{"csidriver.yaml", CsiDriverYaml("{volumeLifecycleModes: [Ephemeral]}")}});
