@@ -22,7 +22,9 @@ CommandOutcome RunExpand(const PublishCommand& command, const std::string& volum
     return outcome;
   }
   json out = ReportHead(pod, *std::move(registrations), command.node);
-  PodPlan pod_plan = PlanVolumes(pod, inputs->objects, registry.All(), command.node);
+  NodeOptions node = command.node;
+  node.publishes = false;
+  PodPlan pod_plan = PlanVolumes(pod, inputs->objects, registry.All(), node);
   absl::StatusOr<VolumePlan*> found = FindPlannedVolume(&pod_plan, pod, volume_name);
   absl::Status refused = found.status();
   if (refused.ok() && (*found)->mode != "Persistent") {

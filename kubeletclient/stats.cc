@@ -121,7 +121,9 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     return outcome;
   }
   json out = ReportHead(pod, *std::move(registrations), command.node);
-  PodPlan pod_plan = PlanVolumes(pod, inputs->objects, registry.All(), command.node);
+  NodeOptions node = command.node;
+  node.publishes = false;
+  PodPlan pod_plan = PlanVolumes(pod, inputs->objects, registry.All(), node);
   json volumes = json::array();
   outcome.ok = true;
   for (PlannedVolume& volume : pod_plan.volumes) {

@@ -35,6 +35,9 @@ for volume in report.get("volumes", []):
     host(float("inf"))
     for note in volume.get("notes", []):
         print("    (" + note + ")")
+    if "claimStatus" in volume:
+        print("    the claim status kubelet writes: " + volume["claimStatus"]["claim"] + " " +
+              json.dumps(volume["claimStatus"]["status"], sort_keys=True))
     print("    result: " + volume["result"])
 ' | indent
 }
@@ -45,14 +48,20 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   # If the demo stopped half-way as root: the block volume's bind mounts and loop devices first.
-  if [ "$(id -u)" -eq 0 ]; then
-    { grep -o " $work[^ ]*" /proc/self/mounts 2>/dev/null || true; } | sort -r |
-      while read -r m; do umount "$m" 2>/dev/null || true; done
+  # kubelet's loop device holds the bind mount open, and the bind mount the driver's loop device:
+  # loop devices, then mounts, then loop devices again.
+  detach_loops() {
     for f in /sys/block/loop*/loop/backing_file; do
       if [ -r "$f" ] && grep -q "^$work" "$f"; then
         losetup -d "/dev/$(basename "$(dirname "$(dirname "$f")")")" 2>/dev/null || true
       fi
     done
+  }
+  if [ "$(id -u)" -eq 0 ]; then
+    detach_loops
+    { grep -o " $work[^ ]*" /proc/self/mounts 2>/dev/null || true; } | sort -r |
+      while read -r m; do umount "$m" 2>/dev/null || true; done
+    detach_loops
   fi
   rm -rf "$work"
   bazel shutdown >/dev/null 2>&1 || true
@@ -82,10 +91,16 @@ mkdir -p "$work/csi" "$work/plugins_registry"
 driver_socket="$work/csi/csi.sock"
 registry="$work/plugins_registry"
 
-step "Starting the sample CSI driver on $driver_socket (it stages, as block-storage drivers do)"
+step "The service-account signing key the API server would use, and its public keys (kubeletclient jwks)"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/sa.key" 2>/dev/null
+"$bin/kubeletclient/kubeletclient" jwks --service-account-key-file="$work/sa.key" \
+  >"$work/jwks.json"
+indent < "$work/jwks.json"
+
+step "Starting the sample CSI driver on $driver_socket (it stages, as block-storage drivers do, and verifies the tokens it gets against that JWKS)"
 "$bin/test/csidriver/sample-csi-driver" --endpoint="unix://$driver_socket" \
   --nodeid=demo-node --topology=topology.sample.csi.example.com/zone=zone-a \
-  --max-volumes-per-node=8 --stage-unstage 2>"$work/driver.log" &
+  --max-volumes-per-node=8 --stage-unstage --token-jwks="$work/jwks.json" 2>"$work/driver.log" &
 pids+=($!)
 wait_for_socket "$driver_socket"
 indent < "$work/driver.log"
@@ -123,7 +138,7 @@ step "One more handshake with the registration socket (kubeletclient probe), fir
   indent
 echo "    ..."
 
-step "A pod with three CSI volumes and an emptyDir (test/demo/pod.yaml), the driver's CSIDriver object, and the objects of its persistent volumes"
+step "A pod with three CSI volumes and an emptyDir (test/demo/pod.yaml), the driver's CSIDriver object, and the objects of its persistent volumes and of the pod's service account"
 indent < test/demo/pod.yaml
 echo "    ---"
 indent < test/demo/csidriver.yaml
@@ -137,11 +152,14 @@ echo "    inline volume: SetUp only; the raw block volume: WaitForAttach, SetUpD
 echo "    (NodeStageVolume), MapPodDevice (NodePublishVolume: the driver puts a device at a file)"
 echo "    and kubelet's mapping: a bind mount, the pod's link and a loop device (as root; said"
 echo "    skipped otherwise). The emptyDir is not the CSI plugin's: skipped, and said so."
-echo "    NodeGetCapabilities is asked as often as kubelet asks it."
+echo "    NodeGetCapabilities is asked as often as kubelet asks it. The filesystem volumes get a"
+echo "    service-account token for demo-vault in their volume context (shown redacted), signed"
+echo "    with the key above as the API server signs it."
+kubelet_flags=(--plugin-registry-dir="$registry" --root-dir="$work/kubelet" --node-name=demo-node
+  --allowed-inline-drivers=sample.csi.example.com --service-account-key-file="$work/sa.key")
 "$bin/kubeletclient/kubeletclient" publish --pod=test/demo/pod.yaml \
-  --objects=test/demo/csidriver.yaml,test/demo/volume.yaml --plugin-registry-dir="$registry" \
-  --root-dir="$work/kubelet" --node-name=demo-node \
-  --allowed-inline-drivers=sample.csi.example.com 2>/dev/null | calls
+  --objects=test/demo/csidriver.yaml,test/demo/volume.yaml "${kubelet_flags[@]}" 2>/dev/null |
+  calls
 pod_dir="$work/kubelet/pods/0b2c8d9e-5f4a-4c3b-8a71-6d1e2f3a4b5c/volumes/kubernetes.io~csi"
 device_dir=$(ls -d "$work"/kubelet/plugins/kubernetes.io/csi/sample.csi.example.com/*)
 
@@ -150,6 +168,16 @@ for f in "$pod_dir"/pod-info/mount/*; do
   printf '    %-42s %s\n' "$(basename "$f")" "$(cat "$f")"
 done
 echo "    vol_data.json: $(cat "$pod_dir/pod-info/vol_data.json")"
+
+step "The token the driver got for the inline volume: verified against the JWKS, recorded (never the token itself)"
+/usr/bin/python3 -c '
+import json, sys
+for audience, entry in json.load(open(sys.argv[1])).items():
+    claims = entry.get("claims", {})
+    print("    audience %s: verified %s, subject %s, pod %s, expires %s" % (
+        audience, entry["verified"], claims.get("sub"),
+        claims.get("kubernetes.io", {}).get("pod", {}).get("name"), entry["expirationTimestamp"]))
+' "$pod_dir/pod-info/mount/.sample-csi-tokens.json"
 
 step "The persistent volume: its device directory, staged by the driver, and the pod's directory"
 echo "    $device_dir/vol_data.json: $(cat "$device_dir/vol_data.json")"
@@ -169,6 +197,49 @@ if grep -q " $block_dir/pv-demo-disk/dev/" /proc/self/mounts 2>/dev/null; then
   echo "    the bind mount kubelet makes (from /proc/self/mounts):"
   grep " $block_dir/pv-demo-disk/dev/" /proc/self/mounts | cut -d' ' -f1,2 | indent | indent
 fi
+
+step "Volume stats, as kubelet collects them (kubeletclient stats, with the CSIVolumeHealth gate on)"
+echo "    NodeGetCapabilities (GET_VOLUME_STATS), NodeGetVolumeStats with the path kubelet passes,"
+echo "    and NodeGetCapabilities (VOLUME_CONDITION): what kubelet keeps of each volume."
+"$bin/kubeletclient/kubeletclient" stats --pod=test/demo/pod.yaml \
+  --objects=test/demo/csidriver.yaml,test/demo/volume.yaml "${kubelet_flags[@]}" \
+  --feature-gates=CSIVolumeHealth=true 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+for v in json.load(sys.stdin)["volumes"]:
+    if "capacity" in v:
+        print("    %-9s capacity %d, used %d, available %d, inodes %d (free %d), abnormal %s: %s" % (
+            v["volume"], v["capacity"], v["used"], v["available"], v["inodes"], v["inodesFree"],
+            v.get("abnormal"), v.get("message")))
+    else:
+        print("    %-9s %s" % (v["volume"], v.get("skipped") or v.get("result")))
+'
+
+step "The volume is resized: the claim asks for 2Gi and the PV has grown (the external resizer's part), so kubelet expands it on the node (kubeletclient expand)"
+sed -e 's/requests: {storage: 1Gi}/requests: {storage: 2Gi}/' -e 's/^    storage: 1Gi$/    storage: 2Gi/' \
+  test/demo/volume.yaml >"$work/volume-resized.yaml"
+"$bin/kubeletclient/kubeletclient" expand --pod=test/demo/pod.yaml --volume=data \
+  --objects=test/demo/csidriver.yaml,"$work/volume-resized.yaml" "${kubelet_flags[@]}" \
+  2>/dev/null | calls
+
+step "The same stats in kubelet's Prometheus families (kubeletclient stats --format=prometheus)"
+"$bin/kubeletclient/kubeletclient" stats --pod=test/demo/pod.yaml --format=prometheus \
+  --objects=test/demo/csidriver.yaml,"$work/volume-resized.yaml" "${kubelet_flags[@]}" \
+  --feature-gates=CSIVolumeHealth=true 2>/dev/null | grep -E '^kubelet_volume_stats_(capacity|used)_bytes|^# TYPE kubelet_volume_stats_capacity' | indent
+
+step "Kubelet's periodic remount for a requiresRepublish driver (kubeletclient republish, two syncs 30 minutes apart on kubelet's clock)"
+echo "    No NodeStageVolume: SetUp again for each filesystem volume, MapPodDevice for the block"
+echo "    one; the token is kubelet's cached one until 80% of its hour has passed."
+"$bin/kubeletclient/kubeletclient" republish --pod=test/demo/pod.yaml --rounds=2 --interval=30m \
+  --objects=test/demo/csidriver.yaml,"$work/volume-resized.yaml" "${kubelet_flags[@]}" \
+  2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["rounds"]:
+    print("    round %d at %s:" % (r["round"], r["clock"]))
+    for v in r["volumes"]:
+        tokens = [n for n in v.get("notes", []) if "token" in n]
+        print("      %-9s %s%s" % (v["volume"], v.get("skipped") or v.get("result"),
+                                 ("; " + tokens[0]) if tokens else ""))
+'
 
 step "Tearing the volumes down in kubelet's order (kubeletclient unpublish reads vol_data.json back)"
 echo "    TearDown (NodeUnpublishVolume) for each filesystem volume; then, as no other pod on the"

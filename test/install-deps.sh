@@ -7,7 +7,8 @@ NDR_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libgflags-dev libgoogle-glog-dev libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev
   libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
-  python3 python3-yaml python3-kubernetes buildah file binutils
+  python3 python3-yaml python3-kubernetes python3-jwt python3-cryptography
+  python3-prometheus-client openssl buildah file binutils
 )
 
 ndr_install_deps() {

@@ -253,7 +253,7 @@ absl::Status PlanCsiVolume(const Pod& pod, const ObjectSet& objects,
   plan->service_account = pod.service_account;
   // csi_mounter.go podServiceAccountTokenAttrs, checked before anything is sent: the tokens can
   // be minted (a key was given) for a service account that exists. Block volumes get none.
-  if (!plan->token_requests.empty() && !plan->capability.block) {
+  if (options.publishes && !plan->token_requests.empty() && !plan->capability.block) {
     std::string missing;
     if (options.tokens == nullptr) {
       missing = absl::StrCat(

@@ -58,6 +58,9 @@ struct NodeOptions {
   // (--service-account-key-file, as the API server would); null when no key was given. Not
   // owned.
   token::TokenManager* tokens = nullptr;
+  // Whether the command publishes (publish, republish), so that a CSIDriver's tokenRequests must
+  // be mintable before anything is sent; commands that only read (stats, expand) send no token.
+  bool publishes = true;
 };
 
 using SecretRef = std::pair<std::string, std::string>;  // namespace, name
