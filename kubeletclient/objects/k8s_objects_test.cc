@@ -331,5 +331,82 @@ TEST(ReadPodTest, ExactlyOnePod) {
               HasSubstr("missing.yaml: no such file or directory"));
 }
 
+// What kubelet reads after the mount: sizes, claim conditions, the expand secret, tokenRequests,
+// requiresRepublish, ServiceAccounts.
+TEST(ReadObjectsTest, SizesTokensAndServiceAccounts) {
+  ObjectSet objects;
+  ASSERT_THAT(ParseObjects(R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: shop}
+spec: {volumeName: pv-1, resources: {requests: {storage: 2Gi}}}
+status:
+  phase: Bound
+  capacity: {storage: 1536Mi}
+  conditions: [{type: FileSystemResizePending, status: 'True', reason: r, message: m}]
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-1}
+spec:
+  accessModes: [ReadWriteOnce]
+  capacity: {storage: 2e9}
+  csi: {driver: d.example.com, volumeHandle: h, nodeExpandSecretRef: {name: grow, namespace: shop}}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: d.example.com}
+spec:
+  requiresRepublish: true
+  tokenRequests: [{audience: vault, expirationSeconds: 3600}, {audience: ''}]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: web, namespace: shop, uid: sa-1}
+)",
+                           "after.yaml", &objects),
+              IsOk());
+  const PersistentVolumeClaim& claim = objects.claims.at({"shop", "data"});
+  EXPECT_EQ(claim.requested->value(), int64_t{2} << 30);
+  EXPECT_EQ(claim.capacity->String(), "1536Mi");
+  ASSERT_EQ(claim.conditions.size(), 1u);
+  EXPECT_EQ(claim.conditions[0].type, "FileSystemResizePending");
+  EXPECT_EQ(claim.conditions[0].message, "m");
+  const PersistentVolume& pv = objects.volumes.at("pv-1");
+  EXPECT_EQ(pv.capacity->value(), 2000000000);
+  EXPECT_EQ(pv.csi->node_expand_secret, std::make_pair(std::string("shop"), std::string("grow")));
+  const CsiDriverObject& driver = objects.csi_drivers.at("d.example.com");
+  EXPECT_TRUE(driver.requires_republish);
+  ASSERT_EQ(driver.token_requests.size(), 2u);
+  EXPECT_EQ(driver.token_requests[0].audience, "vault");
+  EXPECT_EQ(driver.token_requests[0].expiration_seconds, 3600);
+  EXPECT_EQ(driver.token_requests[1].audience, "");
+  EXPECT_FALSE(driver.token_requests[1].expiration_seconds.has_value());
+  EXPECT_EQ(objects.service_accounts.at({"shop", "web"}).uid, "sa-1");
+}
+
+TEST(ReadObjectsTest, BadSizesAreTheApiServersErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: p}\nspec: {accessModes: "
+       "[ReadWriteOnce], capacity: {storage: 10 gigs}}\n",
+       "spec.capacity.storage: Invalid value: \"10 gigs\": quantities must match"},
+      {"apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: p}\nspec: {accessModes: "
+       "[ReadWriteOnce], capacity: {storage: -1Gi}}\n",
+       "spec.capacity[storage]: Invalid value: \"-1Gi\": must be greater than or equal to 0"},
+      {"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {resources: "
+       "{requests: {storage: '0'}}}\n",
+       "spec.resources[storage]: Invalid value: \"0\": must be greater than zero"},
+      {"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nstatus: {capacity: "
+       "{storage: 9Ei}}\n",
+       "quantity 9Ei is too large"},
+      {"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: Bad_Name}\n",
+       "metadata.name: Invalid value: \"Bad_Name\""},
+  };
+  for (const auto& [text, error] : cases) {
+    ObjectSet objects;
+    EXPECT_THAT(std::string(ParseObjects(text, "bad.yaml", &objects).message()), HasSubstr(error))
+        << text;
+  }
+}
+
 }  // namespace
 }  // namespace ndr::kubelet
