@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -218,10 +219,12 @@ class ImageTest : public ::testing::Test {
 // own architecture.
 TEST_F(ImageTest, IndexHoldsEveryPlatform) {
   EXPECT_THAT(build_log_, HasSubstr(kRegistrarImage));
-  const std::pair<const char*, const char*> archives[] = {
-      {"csi-node-driver-registrar.oci.tar", "csi-node-driver-registrar"},
-      {"sample-csi-driver.oci.tar", "sample-csi-driver"}};
-  for (const auto& [archive, binary] : archives) {
+  // The registrar's target: under 5 MB compressed, per platform. The sample driver also links
+  // OpenSSL's libcrypto (it verifies tokens): under 7 MB.
+  const std::tuple<const char*, const char*, int64_t> archives[] = {
+      {"csi-node-driver-registrar.oci.tar", "csi-node-driver-registrar", 5'000'000},
+      {"sample-csi-driver.oci.tar", "sample-csi-driver", 7'000'000}};
+  for (const auto& [archive, binary, limit] : archives) {
     SCOPED_TRACE(archive);
     const std::vector<PlatformImage> images =
         ReadIndex(dir_->Join(std::string("out/") + archive),
@@ -236,9 +239,8 @@ TEST_F(ImageTest, IndexHoldsEveryPlatform) {
       EXPECT_EQ(image.config_architecture, image.architecture);
       EXPECT_EQ(image.config_variant, image.variant);
       EXPECT_EQ(image.config_os, "linux");
-      // The target for the registrar's image: under 5 MB compressed, per architecture.
       EXPECT_GT(image.layer_bytes, 1'000'000);
-      EXPECT_LT(image.layer_bytes, 5'000'000);
+      EXPECT_LT(image.layer_bytes, limit);
       machines[platform] = image.binary_machine;
     }
     std::map<std::string, int> expected = {{"amd64", EM_X86_64}};
