@@ -45,13 +45,6 @@ const Algorithm kAlgorithms[] = {
     {"ES512", EVP_PKEY_EC, EVP_sha512, "secp521r1", "P-521", 66},
 };
 
-const Algorithm* FindAlgorithm(const std::string& name) {
-  for (const Algorithm& a : kAlgorithms) {
-    if (name == a.name) return &a;
-  }
-  return nullptr;
-}
-
 // The algorithm the API server signs with for `key` (jwt.go signerFromECDSAPrivateKey and
 // signerFromRSAPrivateKey), or an error for keys it does not sign with.
 absl::StatusOr<const Algorithm*> AlgorithmOf(EVP_PKEY* key) {

@@ -59,7 +59,9 @@ TEST_P(SignAndVerifyTest, RoundTripAndEveryCheck) {
   ASSERT_TRUE(absl::WebSafeBase64Unescape(parts[0], &header));
   EXPECT_EQ(json::parse(header), json({{"alg", c.algorithm}, {"kid", (*key)->key_id()}}));
   ASSERT_TRUE(absl::WebSafeBase64Unescape(parts[2], &signature));
-  if (c.signature_bytes != 0) EXPECT_EQ(signature.size(), c.signature_bytes);  // R || S
+  if (c.signature_bytes != 0) {
+    EXPECT_EQ(signature.size(), c.signature_bytes);  // ECDSA: R || S; RSA: the modulus's size
+  }
   EXPECT_EQ(parts[2].find('='), std::string::npos);
 
   Expectations expect{"vault", "https://kubernetes.default.svc", now};
