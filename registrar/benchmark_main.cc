@@ -1,36 +1,46 @@
-// Prints the registrar's figures: start-to-ready, socket recreation, memory, idle CPU, size.
+// Prints the registrar's figures: start-to-ready, socket recreation, memory (right after
+// registration and in steady state, by kind), idle CPU, size; with --compare_with=PATH, the
+// start-up and steady-state memory of another registrar binary (the Go node-driver-registrar)
+// beside ours, measured the same way in the same run.
 //
-//   bazel run -c opt //registrar:benchmark [-- --runs=20 --idle_seconds=60]
+//   bazel run -c opt //registrar:benchmark [-- --runs=20 --idle_seconds=60 --steady_seconds=60
+//       --compare_with=/path/to/csi-node-driver-registrar [--compare_args=--flag=value,...]]
 //
 // The registrar (stripped, static) and the sample driver run as real processes on sockets
 // under /tmp. Times come from inotify events and real GetInfo calls, not from polling.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <cstdio>
-#include <dirent.h>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <poll.h>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gflags/gflags.h"
 #include "grpcpp/grpcpp.h"
+#include "registrar/memory_breakdown.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
 #include "test/util/temp_dir.h"
@@ -39,6 +49,16 @@ DEFINE_int32(runs, 20, "Start-ups and socket recreations to time.");
 DEFINE_int32(idle_seconds, 60, "How long to watch the idle registrar's CPU time.");
 DEFINE_int32(load_seconds, 5, "How long to load the registrar with GetInfo calls.");
 DEFINE_int32(load_clients, 4, "Client threads for the load.");
+DEFINE_int32(steady_seconds, 60,
+             "How long the steady-state traffic runs before memory is measured: /healthz every "
+             "second, and a kubelet's GetInfo and NotifyRegistrationStatus every 10 s.");
+DEFINE_string(compare_with, "",
+              "Another registrar binary (e.g. the Go node-driver-registrar) whose start-up and "
+              "steady-state memory are measured beside ours.");
+DEFINE_string(compare_args, "",
+              "Extra flags, comma-separated, for the --compare_with registrar, e.g. "
+              "--compare_with=OUR_BINARY --compare_args=--release-startup-pages=false to see what "
+              "releasing the start-up pages does.");
 DEFINE_string(registrar, "",
               "Registrar binary to measure instead of the one built with this benchmark, e.g. an "
               "older build to compare start-up against.");
@@ -173,6 +193,118 @@ std::string Machine() {
   return absl::StrCat(model, ", ", sysconf(_SC_NPROCESSORS_ONLN), " cores, Linux ", u.release);
 }
 
+// A port on 127.0.0.1 that was free a moment ago (the Go registrar takes no port 0).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// GET http://127.0.0.1:port/healthz: whether it answered 200.
+bool Healthz(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout = {5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string reply;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+    const std::string request =
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[1024];
+      ssize_t n;
+      while ((n = read(fd, buffer, sizeof(buffer))) > 0) reply.append(buffer, n);
+    }
+  }
+  close(fd);
+  return reply.rfind("HTTP/1.1 200", 0) == 0;
+}
+
+struct StartupTimes {
+  double socket_ms = 0, get_info_ms = 0;
+};
+
+// One start of `registrar`: exec to the registration socket, and to GetInfo answered on it.
+// `extra` are flags added to the registrar's command line.
+std::optional<StartupTimes> StartOnce(const std::string& registrar, const std::string& csi,
+                                      const std::string& log,
+                                      const std::vector<std::string>& extra) {
+  TempDir reg("bsu");
+  const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
+  int fd = inotify_init1(IN_NONBLOCK);
+  inotify_add_watch(fd, reg.path().c_str(), IN_CREATE | IN_MOVED_TO);
+  std::vector<std::string> argv = {registrar, "--csi-address=" + csi,
+                                   "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+                                   "--plugin-registration-path=" + reg.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const absl::Time start = absl::Now();
+  Subprocess r(argv, log);
+  std::optional<StartupTimes> times;
+  if (WaitForName(fd, std::string(kName) + "-reg.sock")) {
+    const absl::Time created = absl::Now();
+    if (::ndr::testing::PollUntil([&] { return GetInfo(socket); })) {
+      times = StartupTimes{absl::ToDoubleMilliseconds(created - start),
+                           absl::ToDoubleMilliseconds(absl::Now() - start)};
+    }
+  }
+  close(fd);
+  r.Signal(SIGTERM);
+  r.Wait(absl::Seconds(10));
+  return times;
+}
+
+struct SteadyState {
+  registrar::MemoryBreakdown registered, steady;
+  bool healthy = true;  // every /healthz answered 200
+};
+
+// Memory of `registrar` right after a kubelet's registration (and one /healthz), then after
+// FLAGS_steady_seconds of kubelet-like traffic: /healthz every second (which asks GetInfo on the
+// registration socket), and GetInfo with NotifyRegistrationStatus every 10 s.
+std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, const std::string& csi,
+                                              const std::string& log,
+                                              const std::vector<std::string>& extra) {
+  TempDir reg("bst");
+  const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
+  const int port = FreePort();
+  std::vector<std::string> argv = {registrar, "--csi-address=" + csi,
+                                   "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+                                   "--plugin-registration-path=" + reg.path(),
+                                   absl::StrCat("--http-endpoint=127.0.0.1:", port)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Subprocess r(argv, log);
+  if (!::ndr::testing::PollUntil([&] { return GetInfo(socket); })) return std::nullopt;
+  SteadyState state;
+  Register(socket);
+  state.healthy = Healthz(port);
+  absl::StatusOr<registrar::MemoryBreakdown> registered =
+      registrar::MeasureMemory(r.pid(), registrar);
+  if (!registered.ok()) return std::nullopt;
+  state.registered = *registered;
+  for (int second = 1; second <= FLAGS_steady_seconds; ++second) {
+    absl::SleepFor(absl::Seconds(1));  // the traffic's own rhythm, kubelet's probe period
+    state.healthy = Healthz(port) && state.healthy;
+    if (second % 10 == 0) Register(socket);
+  }
+  absl::StatusOr<registrar::MemoryBreakdown> steady = registrar::MeasureMemory(r.pid(), registrar);
+  r.Signal(SIGTERM);
+  r.Wait(absl::Seconds(10));
+  if (!steady.ok()) return std::nullopt;
+  state.steady = *steady;
+  return state;
+}
+
+std::string Mb(int64_t kb) { return absl::StrFormat("%.2f MB", kb / 1024.0); }
+
 int Run() {
   const std::string registrar = FLAGS_registrar.empty()
                                     ? Runfile("registrar/csi-node-driver-registrar.stripped")
@@ -188,6 +320,46 @@ int Run() {
       })) {
     std::cerr << "sample driver did not start" << std::endl;
     return 1;
+  }
+
+  std::vector<std::string> compare_args;
+  if (!FLAGS_compare_args.empty()) compare_args = absl::StrSplit(FLAGS_compare_args, ',');
+  // Start-up, ours and (alternating, so that both see the same machine) the other registrar's.
+  std::vector<double> socket_ms, get_info_ms, other_socket_ms, other_get_info_ms;
+  for (int i = 0; i < FLAGS_runs; ++i) {
+    std::optional<StartupTimes> ours = StartOnce(registrar, csi, dir.Join("startup.log"), {});
+    if (!ours.has_value()) {
+      std::string log;
+      ::ndr::testing::ReadFile(dir.Join("startup.log"), &log);
+      std::cerr << "registrar did not start:\n" << log << std::endl;
+      return 1;
+    }
+    socket_ms.push_back(ours->socket_ms);
+    get_info_ms.push_back(ours->get_info_ms);
+    if (FLAGS_compare_with.empty()) continue;
+    std::optional<StartupTimes> other = StartOnce(FLAGS_compare_with, csi, dir.Join("other.log"), compare_args);
+    if (!other.has_value()) {
+      std::string log;
+      ::ndr::testing::ReadFile(dir.Join("other.log"), &log);
+      std::cerr << FLAGS_compare_with << " did not start:\n" << log << std::endl;
+      return 1;
+    }
+    other_socket_ms.push_back(other->socket_ms);
+    other_get_info_ms.push_back(other->get_info_ms);
+  }
+  std::optional<SteadyState> steady = MeasureSteadyState(registrar, csi, dir.Join("steady.log"), {});
+  if (!steady.has_value()) {
+    std::cerr << "steady-state measurement failed" << std::endl;
+    return 1;
+  }
+  std::optional<SteadyState> other_steady;
+  if (!FLAGS_compare_with.empty()) {
+    other_steady = MeasureSteadyState(FLAGS_compare_with, csi, dir.Join("other-steady.log"),
+                                      compare_args);
+    if (!other_steady.has_value()) {
+      std::cerr << FLAGS_compare_with << ": steady-state measurement failed" << std::endl;
+      return 1;
+    }
   }
 
   std::vector<double> ready_ms, recreate_ms;
@@ -227,13 +399,14 @@ int Run() {
                dir.Join("registrar.log"));
   ::ndr::testing::PollUntil([&] { return GetInfo(socket); });
   Register(socket);  // returns once the registrar has answered both of kubelet's calls
-  const std::string rss = StatusField(r.pid(), "VmRSS"), hwm = StatusField(r.pid(), "VmHWM");
-  const std::string anon = StatusField(r.pid(), "RssAnon"), file = StatusField(r.pid(), "RssFile");
-  const std::string threads = StatusField(r.pid(), "Threads");
   const long ticks_before = CpuTicks(r.pid());
   std::map<std::string, long> switches = ContextSwitches(r.pid());
   absl::SleepFor(absl::Seconds(FLAGS_idle_seconds));  // The measurement itself: idle time.
   const long ticks = CpuTicks(r.pid()) - ticks_before;
+  // Read after the idle time, when whatever the registrar does once registered is done.
+  const std::string rss = StatusField(r.pid(), "VmRSS"), hwm = StatusField(r.pid(), "VmHWM");
+  const std::string anon = StatusField(r.pid(), "RssAnon"), file = StatusField(r.pid(), "RssFile");
+  const std::string threads = StatusField(r.pid(), "Threads");
   long total_switches = 0;
   std::string by_thread;
   for (const auto& [name, count] : ContextSwitches(r.pid())) {
@@ -295,8 +468,8 @@ int Run() {
   row(absl::StrCat("socket deleted to recreated, median of ", recreate_ms.size()),
       absl::StrFormat("%.2f ms (max %.2f)", Median(recreate_ms),
                       *std::max_element(recreate_ms.begin(), recreate_ms.end())));
-  row("VmRSS after registration", rss);
-  row("VmHWM after registration", hwm);
+  row(absl::StrCat("VmRSS after registration and ", FLAGS_idle_seconds, " s idle"), rss);
+  row("VmHWM (peak, start-up included)", hwm);
   row("  of which anonymous / file-backed", absl::StrCat(anon, " / ", file));
   row("threads", threads);
   row(absl::StrCat("CPU time while idle for ", FLAGS_idle_seconds, " s"),
@@ -308,6 +481,68 @@ int Run() {
       calls_per_second > 0 ? absl::StrFormat("%.0f", calls_per_second) : "needs 2 cores");
   row("binary (static, stripped)", absl::StrFormat("%.1f MB", st.st_size / 1e6));
   row("binary, zlib -9", absl::StrFormat("%.1f MB", GzipSize(registrar) / 1e6));
+
+  // Start-up and steady-state memory, ours beside the other registrar's.
+  const bool compare = other_steady.has_value();
+  std::cout << "\nStart-up (median of " << socket_ms.size()
+            << (compare ? " alternating runs each" : " runs") << ") and memory "
+            << "(after registration and one /healthz; steady: after " << FLAGS_steady_seconds
+            << " s of /healthz every second and a kubelet registration every 10 s):\n\n";
+  std::cout << absl::StrFormat("| %-32s | %-14s | %-14s |%s\n", "figure", "ours", "ours, steady",
+                               compare ? " other          | other, steady  | steady ratio |" : "");
+  std::cout << absl::StrFormat("|%s|%s|%s|%s\n", std::string(34, '-'), std::string(16, '-'),
+                               std::string(16, '-'),
+                               compare ? std::string(16, '-') + "|" + std::string(16, '-') +
+                                             "|" + std::string(14, '-') + "|"
+                                       : "");
+  auto ms_row = [&](const std::string& name, const std::vector<double>& ours,
+                    const std::vector<double>& other) {
+    std::string line = absl::StrFormat("| %-32s | %-14s | %-14s |", name,
+                                       absl::StrFormat("%.1f ms", Median(ours)), "");
+    if (compare) {
+      line += absl::StrFormat(" %-14s | %-14s | %-12s |", absl::StrFormat("%.1f ms", Median(other)),
+                              "", absl::StrFormat("%.2f", Median(ours) / Median(other)));
+    }
+    std::cout << line << "\n";
+  };
+  ms_row("exec to registration socket", socket_ms, other_socket_ms);
+  ms_row("exec to GetInfo answered", get_info_ms, other_get_info_ms);
+  using Field = int64_t registrar::MemoryBreakdown::*;
+  const std::pair<const char*, Field> fields[] = {
+      {"resident (VmRSS)", &registrar::MemoryBreakdown::rss_kb},
+      {"  anonymous", &registrar::MemoryBreakdown::anon_kb},
+      {"  file-backed", &registrar::MemoryBreakdown::file_kb},
+      {"  code (executable sections)", &registrar::MemoryBreakdown::text_kb},
+      {"  read-only data", &registrar::MemoryBreakdown::rodata_kb},
+      {"  data and bss", &registrar::MemoryBreakdown::data_kb},
+      {"  heap (and other anonymous)", &registrar::MemoryBreakdown::heap_kb},
+      {"  stacks", &registrar::MemoryBreakdown::stacks_kb},
+      {"  other", &registrar::MemoryBreakdown::other_kb},
+  };
+  for (const auto& [name, field] : fields) {
+    std::string line = absl::StrFormat("| %-32s | %-14s | %-14s |", name,
+                                       Mb(steady->registered.*field), Mb(steady->steady.*field));
+    if (compare) {
+      const int64_t other = other_steady->steady.*field;
+      line += absl::StrFormat(" %-14s | %-14s | %-12s |", Mb(other_steady->registered.*field),
+                              Mb(other),
+                              other > 0 ? absl::StrFormat("%.2f", static_cast<double>(
+                                                                      steady->steady.*field) /
+                                                                      other)
+                                        : "-");
+    }
+    std::cout << line << "\n";
+  }
+  std::string threads_line = absl::StrFormat("| %-32s | %-14d | %-14d |", "threads",
+                                             steady->registered.threads, steady->steady.threads);
+  if (compare) {
+    threads_line += absl::StrFormat(" %-14d | %-14d | %-12s |", other_steady->registered.threads,
+                                    other_steady->steady.threads, "");
+  }
+  std::cout << threads_line << "\n";
+  if (!steady->healthy || (compare && !other_steady->healthy)) {
+    std::cout << "\nwarning: a /healthz during the steady-state traffic did not answer 200\n";
+  }
   return 0;
 }
 

@@ -45,8 +45,11 @@ class DriverProber {
 
  private:
   void Loop();
-  absl::StatusOr<std::string> RunQuery(bool bounded);
-  grpc::Status Attempt(std::string* name);
+  // Attempts until one succeeds or fails for good; the last attempt's channel is left in `channel`.
+  absl::StatusOr<std::string> RunQuery(bool bounded, std::shared_ptr<grpc::Channel>* channel);
+  // One GetPluginInfo on a fresh channel, which is handed back in `channel` rather than destroyed:
+  // tearing a gRPC channel down takes milliseconds, which the caller spends after reporting.
+  grpc::Status Attempt(std::string* name, std::shared_ptr<grpc::Channel>* channel);
 
   const std::string socket_path_;
   const absl::Duration timeout_;

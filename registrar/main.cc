@@ -33,6 +33,9 @@ DEFINE_string(registration_retry_after, "2m",
               "Offer the registration socket again when kubelet has not confirmed it "
               "(NotifyRegistrationStatus) within this long, doubling up to 5m; 0 disables. Not a "
               "flag of the Go registrar.");
+DEFINE_bool(release_startup_pages, true,
+            "Once kubelet confirms the registration, keep only the code that runs resident "
+            "(Linux 6.7 or later; where userfaultfd is refused, nothing changes).");
 DEFINE_bool(requires_publish_pod, false,
             "Tell kubelet (CSIRegistration.GetCSIDriverInfo) that the driver wants pod "
             "information in NodePublishVolume.");
@@ -44,7 +47,8 @@ int main(int argc, char** argv) {
         absl::StrCat("Usage of ", argv[0], ":"),
         {{"", {"connection_timeout", "csi_address", "enable_pprof", "health_port", "http_endpoint",
                "kubelet_registration_path", "mode", "plugin_registration_path",
-               "registration_retry_after", "requires_publish_pod", "timeout", "version"}},
+               "registration_retry_after", "release_startup_pages", "requires_publish_pod",
+               "timeout", "version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
   flags.enable_pprof = FLAGS_enable_pprof;
   flags.requires_publish_pod = FLAGS_requires_publish_pod;
   flags.registration_retry_after = FLAGS_registration_retry_after;
+  flags.release_startup_pages = FLAGS_release_startup_pages;
   absl::StatusOr<ndr::registrar::Options> options = ndr::registrar::ParseOptions(flags);
   if (!options.ok()) {
     std::cerr << "csi-node-driver-registrar: " << options.status().message() << std::endl;

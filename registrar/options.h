@@ -28,6 +28,7 @@ struct RawFlags {
   bool enable_pprof = false;
   bool requires_publish_pod = false;
   std::string registration_retry_after = "2m";  // ours; the Go registrar has no such flag
+  bool release_startup_pages = true;            // ours too
 };
 
 // Validated options; every field is safe to use as is.
@@ -58,6 +59,9 @@ struct Options {
   bool registration_probe_mode = false;
   // --enable-pprof was given; it has no effect here and only earns a warning.
   bool pprof_requested = false;
+  // Once kubelet confirms the registration, keep only the code that runs resident
+  // (--release-startup-pages; program_pages.h).
+  bool release_startup_pages = true;
 };
 
 absl::StatusOr<Options> ParseOptions(const RawFlags& flags);

@@ -20,6 +20,7 @@
 #include "logging/logging.h"
 #include "registrar/health.h"
 #include "registrar/reg_socket.h"
+#include "registrar/program_pages.h"
 #include "registrar/registration_watchdog.h"
 
 namespace ndr::registrar {
@@ -89,6 +90,13 @@ absl::Status Registrar::Start() {
   if (wake_fd_ < 0) return ErrnoError("eventfd");
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (timer_fd_ < 0) return ErrnoError("timerfd_create");
+  // The driver is asked first, so that its answer is on its way while the rest is set up: the
+  // round trip is most of the time from exec to the registration socket. Nothing it reports is
+  // looked at before Start() returns.
+  prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
+                                           options_.connection_timeout, [this] { Wake(); });
+  NDR_LOG(INFO) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
+  prober_->Query(/*bounded=*/true);
   inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0 && errno == EMFILE) {
     return absl::ResourceExhaustedError(
@@ -128,11 +136,6 @@ absl::Status Registrar::Start() {
                                                                            : options_.http_host,
                                                 ":", http_->port()));
   }
-
-  prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
-                                           options_.connection_timeout, [this] { Wake(); });
-  NDR_LOG(INFO) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
-  prober_->Query(/*bounded=*/true);
   return absl::OkStatus();
 }
 
@@ -318,6 +321,20 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     notified_ = true;
     unanswered_offers_ = 0;
     ArmWatchdog();  // disarms it: a confirmed registration is never disturbed
+    if (!released_pages_ && options_.release_startup_pages) {
+      // Start-up is over: from here on only what runs stays resident (program_pages.h).
+      released_pages_ = true;
+      absl::StatusOr<ReleasedPages> released = ReleaseProgramPages();
+      if (released.ok()) {
+        NDR_VLOG(2) << "Released the program's pages" << Kv("mappings", released->mappings)
+                    << Kv("residentBytes", released->resident_before);
+      } else {
+        // Not a fault: the registrar works the same, with more of its code resident.
+        NDR_LOG(INFO) << "Keeping the program's start-up pages resident (allow userfaultfd, "
+                         "Linux 6.7 or later, to release them; see --release-startup-pages)"
+                      << Kv("err", released.status().message());
+      }
+    }
     return absl::OkStatus();
   }
   const bool path_still_ours =

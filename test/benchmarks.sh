@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Prints every measured figure of the project in one go (about two minutes, most of it the
-# registrar's 60 idle seconds): the registrar's start-up, memory, idle CPU and wake-ups, GetInfo
-# throughput on one core and binary size; kubeletclient's registration latency and 200 plugins at
-# once; and the images' compressed sizes. Extra arguments go to the registrar's benchmark, e.g.
-# --idle_seconds=10.
+# Prints every measured figure of the project in one go (about three minutes, most of it the
+# registrar's 60 steady-state and 60 idle seconds): the registrar's start-up, memory right after
+# registration and in steady state (by kind), idle CPU and wake-ups, GetInfo throughput on one
+# core and binary size; kubeletclient's registration latency and 200 plugins at once; and the
+# images' compressed sizes. Extra arguments go to the registrar's benchmark, e.g.
+# --idle_seconds=10, or --compare-with=PATH to measure another registrar binary (the Go
+# node-driver-registrar) beside ours: start-up medians and steady-state memory side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
@@ -19,7 +21,16 @@ bazel build $(ndr_bazel_flags) -c opt //registrar:benchmark //kubeletclient:benc
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 
 # bazel run would rebuild in the default configuration; run the opt binaries from their runfiles.
-"$bin/registrar/benchmark" "$@"
+# Flags are spelled with dashes or underscores (gflags wants underscores).
+args=()
+for arg in "$@"; do
+  case "$arg" in
+    --*=*) name=${arg%%=*}; name=${name#--}; args+=("--${name//-/_}=${arg#*=}") ;;
+    --*) name=${arg#--}; args+=("--${name//-/_}") ;;
+    *) args+=("$arg") ;;
+  esac
+done
+"$bin/registrar/benchmark" "${args[@]}"
 echo
 "$bin/kubeletclient/benchmark"
 echo
