@@ -74,7 +74,7 @@ TEST_F(TokenManagerTest, ReusedUntilEightyPercentOfItsLifetime) {
 // ... or 24 hours after it was issued, whatever its lifetime.
 TEST_F(TokenManagerTest, RefreshedAfterTwentyFourHours) {
   const int64_t week = 7 * 24 * 3600;
-  manager_.Get(Request({"vault"}, week));
+  ASSERT_TRUE(manager_.Get(Request({"vault"}, week)).ok());
   now_ += absl::Hours(24);
   EXPECT_TRUE(manager_.Get(Request({"vault"}, week))->reused);
   now_ += absl::Seconds(1);
