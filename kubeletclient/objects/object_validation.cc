@@ -189,6 +189,41 @@ std::vector<std::string> IsDns1123Subdomain(absl::string_view value) {
   return messages;
 }
 
+std::vector<std::string> IsQualifiedName(absl::string_view value) {
+  const std::string name_rule = absl::StrCat(
+      "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+      "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+      "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+  std::vector<std::string> messages;
+  std::vector<absl::string_view> parts = absl::StrSplit(value, '/');
+  if (parts.size() > 2) {
+    messages.push_back(absl::StrCat("a qualified name ", name_rule,
+                                    " with an optional DNS subdomain prefix and '/' (e.g. "
+                                    "'example.com/MyName')"));
+    return messages;
+  }
+  absl::string_view name = parts.back();
+  if (parts.size() == 2) {
+    if (parts[0].empty()) {
+      messages.push_back("prefix part must be non-empty");
+    } else {
+      for (const std::string& m : IsDns1123Subdomain(parts[0])) {
+        messages.push_back(absl::StrCat("prefix part ", m));
+      }
+    }
+  }
+  auto alnum = [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); };
+  bool matches = !name.empty() && alnum(name.front()) && alnum(name.back());
+  for (char c : name) matches = matches && (alnum(c) || c == '-' || c == '_' || c == '.');
+  if (name.empty()) {
+    messages.push_back("name part must be non-empty");
+  } else if (name.size() > 63) {
+    messages.push_back(absl::StrCat("name part ", MaxLenError(63)));
+  }
+  if (!matches) messages.push_back(absl::StrCat("name part ", name_rule));
+  return messages;
+}
+
 std::vector<std::string> IsConfigMapKey(absl::string_view value) {
   std::vector<std::string> messages;
   if (value.size() > kDns1123SubdomainMaxLength) {

@@ -62,6 +62,9 @@ class FieldErrors {
 std::vector<std::string> IsDns1123Label(absl::string_view value);      // at most 63
 std::vector<std::string> IsDns1123Subdomain(absl::string_view value);  // at most 253
 std::vector<std::string> IsConfigMapKey(absl::string_view value);      // Secret data keys
+// IsQualifiedName: a label key, "[prefix/]name" (a DNS-1123 subdomain, then at most 63
+// alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric).
+std::vector<std::string> IsQualifiedName(absl::string_view value);
 // k8s.io/apimachinery/pkg/api/validation/path: IsValidPathSegmentName.
 std::vector<std::string> IsValidPathSegmentName(absl::string_view value);
 
