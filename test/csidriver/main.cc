@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 
+#include "absl/strings/str_split.h"
 #include "api/endpoint.h"
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
@@ -32,6 +33,10 @@ DEFINE_string(token_jwks, "",
               "JWKS document (the API server's /openid/v1/jwks, or `kubeletclient jwks`) to "
               "verify the service-account tokens kubelet hands over; their claims are recorded, "
               "never the tokens.");
+DEFINE_string(faults, "",
+              "Break the driver on purpose, comma-separated: stage-not-idempotent, "
+              "unpublish-missing-target, block-target-directory, stats-used-over-capacity (for "
+              "testing tools that judge drivers, such as kubeletclient sanity; never in use).");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -85,6 +90,9 @@ int main(int argc, char** argv) {
   options.reject_pod_info = FLAGS_reject_pod_info;
   options.stage_unstage = FLAGS_stage_unstage;
   options.data_dir = FLAGS_data_dir;
+  for (absl::string_view fault : absl::StrSplit(FLAGS_faults, ',', absl::SkipWhitespace())) {
+    options.faults.emplace(fault);
+  }
   absl::StatusOr<std::map<std::string, std::string>> topology =
       ndr::sample::ParseTopology(FLAGS_topology);
   if (!topology.ok()) return Fail(topology.status());

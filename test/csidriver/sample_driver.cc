@@ -190,6 +190,12 @@ absl::Status ValidateDriverOptions(const DriverOptions& options) {
   if (options.max_volumes_per_node < 0) {
     return absl::InvalidArgumentError("--max-volumes-per-node: must not be negative");
   }
+  for (const std::string& fault : options.faults) {
+    if (std::find(std::begin(kFaults), std::end(kFaults), fault) == std::end(kFaults)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--faults: \"", fault, "\" is not one of ", absl::StrJoin(kFaults, ", ")));
+    }
+  }
   if (!options.data_dir.empty() && options.data_dir[0] != '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("--data-dir: \"", options.data_dir, "\" is not an absolute path"));
@@ -324,6 +330,10 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
   const std::string fingerprint = StagedFingerprint(request);
   std::string recorded;
   const bool staged = ReadWholeFile(staged_path, &recorded);
+  if (staged && options_.faults.count("stage-not-idempotent") > 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("volume ", request.volume_id(), " is already staged at ", staging));
+  }
   if (staged && recorded != fingerprint) {
     return absl::AlreadyExistsError(absl::StrCat(
         "staging_target_path ", staging, " already holds a volume staged otherwise: ",
@@ -525,6 +535,9 @@ absl::Status NodeService::Unpublish(const csi::v1::NodeUnpublishVolumeRequest& r
   struct stat st;
   if (lstat(target.c_str(), &st) != 0) {
     if (errno != ENOENT) return ErrnoError("stat", target, errno);
+    if (options_.faults.count("unpublish-missing-target") > 0) {
+      return absl::NotFoundError(absl::StrCat("target_path ", target, " does not exist"));
+    }
     // Already unpublished. A block target whose unpublish stopped after removing it is still in
     // the index (the line goes last): finish that now.
     absl::StatusOr<BlockIndex> index = LoadIndex();
@@ -649,6 +662,12 @@ absl::Status NodeService::PublishBlock(const csi::v1::NodePublishVolumeRequest& 
                      << " is a plain file, not a device (" << why_not_change_host_
                      << "; attaching a loop device and bind-mounting it needs root on the host), "
                         "so kubelet's mapping of it would fail on a real node";
+    if (options_.faults.count("block-target-directory") > 0) {
+      if (mkdir(target.c_str(), 0750) != 0 && errno != EEXIST) {
+        return ErrnoError("create target directory", target, errno);
+      }
+      return absl::OkStatus();
+    }
     return CreateTargetFile(target);
   }
   // Readonly is recorded (it is part of the fingerprint), not enforced: a read-only remount of
@@ -917,6 +936,7 @@ absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> NodeService::Stats(
   csi::v1::VolumeUsage* bytes = response.add_usage();
   bytes->set_unit(csi::v1::VolumeUsage::BYTES);
   bytes->set_total(capacity);
+  if (options_.faults.count("stats-used-over-capacity") > 0) used = capacity + 4096;
   bytes->set_used(used);
   bytes->set_available(std::max<int64_t>(0, std::min(capacity - used, fs_available)));
   csi::v1::VolumeUsage* inodes = response.add_usage();

@@ -66,6 +66,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -85,6 +86,19 @@ inline constexpr size_t kMaxNodeIdLength = 256;
 // The volume-context key kubelet hands tokens in, and the record of them in a target.
 inline constexpr char kTokensKey[] = "csi.storage.k8s.io/serviceAccount.tokens";
 inline constexpr char kTokensRecordFile[] = ".sample-csi-tokens.json";
+
+// Deliberate departures from what kubelet needs of a node plugin, each switched on by name
+// (DriverOptions::faults, --faults), so that the tools that judge drivers (`kubeletclient
+// sanity`) can be shown to catch them:
+//   stage-not-idempotent       a second NodeStageVolume of a staged volume, even with the same
+//                              arguments (kubelet's replay after a restart), is ALREADY_EXISTS
+//   unpublish-missing-target   NodeUnpublishVolume of a target that does not exist is NOT_FOUND
+//   block-target-directory     a block NodePublishVolume (without host changes) makes a
+//                              directory at target_path where kubelet needs a file
+//   stats-used-over-capacity   NodeGetVolumeStats of a mount volume reports more bytes used
+//                              than its capacity
+inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
+                                          "block-target-directory", "stats-used-over-capacity"};
 
 struct DriverOptions {
   // GetPluginInfo's name; must be a valid CSI driver name.
@@ -115,6 +129,8 @@ struct DriverOptions {
   // The JWKS document (the API server's /openid/v1/jwks, `kubeletclient jwks`) that tokens are
   // verified against; null: tokens are recorded as unverified.
   nlohmann::json token_jwks;
+  // Faults to commit (kFaults); none by default.
+  std::set<std::string> faults;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
