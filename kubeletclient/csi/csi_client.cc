@@ -51,7 +51,10 @@ CsiNodeClient::CsiNodeClient(std::string endpoint, absl::Duration timeout,
     : endpoint_(std::move(endpoint)), timeout_(timeout), sent_(sent) {}
 
 void CsiNodeClient::Record(const std::string& method, const google::protobuf::Message& request) {
-  if (sent_ != nullptr) sent_->push_back({method, RedactedJson(request)});
+  if (sent_ == nullptr) return;
+  std::shared_ptr<google::protobuf::Message> copy(request.New());
+  copy->CopyFrom(request);
+  sent_->push_back({method, RedactedJson(request), std::move(copy)});
 }
 
 std::unique_ptr<csi::v1::Node::Stub> CsiNodeClient::Stub() const {
@@ -186,6 +189,34 @@ absl::Status CsiNodeClient::NodeUnpublishVolume(const std::string& handle,
   Record("NodeUnpublishVolume", request);
   return FromGrpc(Stub()->NodeUnpublishVolume(&context, request, &response),
                   "NodeUnpublishVolume");
+}
+
+absl::Status CsiNodeClient::Resend(const SentCall& call) {
+  if (call.request == nullptr) return absl::InvalidArgumentError("no request to send again");
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  const google::protobuf::Message& request = *call.request;
+  Record(call.method, request);
+  if (auto* stage = dynamic_cast<const csi::v1::NodeStageVolumeRequest*>(&request)) {
+    csi::v1::NodeStageVolumeResponse response;
+    return FromGrpc(Stub()->NodeStageVolume(&context, *stage, &response), "NodeStageVolume");
+  }
+  if (auto* publish = dynamic_cast<const csi::v1::NodePublishVolumeRequest*>(&request)) {
+    csi::v1::NodePublishVolumeResponse response;
+    return FromGrpc(Stub()->NodePublishVolume(&context, *publish, &response),
+                    "NodePublishVolume");
+  }
+  if (auto* unstage = dynamic_cast<const csi::v1::NodeUnstageVolumeRequest*>(&request)) {
+    csi::v1::NodeUnstageVolumeResponse response;
+    return FromGrpc(Stub()->NodeUnstageVolume(&context, *unstage, &response),
+                    "NodeUnstageVolume");
+  }
+  if (auto* unpublish = dynamic_cast<const csi::v1::NodeUnpublishVolumeRequest*>(&request)) {
+    csi::v1::NodeUnpublishVolumeResponse response;
+    return FromGrpc(Stub()->NodeUnpublishVolume(&context, *unpublish, &response),
+                    "NodeUnpublishVolume");
+  }
+  return absl::InvalidArgumentError(absl::StrCat(call.method, " cannot be sent again"));
 }
 
 }  // namespace ndr::kubelet

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,10 +52,13 @@ struct VolumeStats {
 };
 
 // A call made: the method and its request as JSON (proto field names), secret values replaced
-// by "(redacted)". For the command's report of what was sent.
+// by "(redacted)". For the command's report of what was sent. `request` is the request itself,
+// secrets included, kept in memory only, so that it can be sent again as it was
+// (CsiNodeClient::Resend, for `kubeletclient sanity`); never print it.
 struct SentCall {
   std::string method;
   std::string request_json;
+  std::shared_ptr<const google::protobuf::Message> request;
 };
 
 // `message` as JSON with proto field names; the secrets of NodeStageVolume, NodePublishVolume and
@@ -100,6 +104,11 @@ class CsiNodeClient {
                                                  const std::string& volume_path,
                                                  bool ask_condition);
   absl::Status NodeUnpublishVolume(const std::string& handle, const std::string& target_path);
+
+  // Sends `call.request` again, byte for byte, as kubelet does after a restart (the same
+  // NodeStageVolume and NodePublishVolume for a volume it finds mounted) or when it retries a
+  // teardown; for the four calls that set up and tear down a volume only.
+  absl::Status Resend(const SentCall& call);
 
  private:
   absl::StatusOr<bool> NodeSupportsCapability(csi::v1::NodeServiceCapability::RPC::Type type);
