@@ -37,6 +37,24 @@ TEST(GoQuoteTest, QuotesAsStrconvQuote) {
   EXPECT_EQ(GoQuote(std::string(300, 'a')), "\"" + std::string(256, 'a') + "\"...");
 }
 
+// apimachinery validation.go IsQualifiedName: label keys, such as a driver's topology keys.
+TEST(NameRulesTest, QualifiedName) {
+  for (const char* good : {"zone", "topology.kubernetes.io/zone", "a_b.c-D", "example.com/X1"}) {
+    EXPECT_THAT(IsQualifiedName(good), IsEmpty()) << good;
+  }
+  EXPECT_THAT(IsQualifiedName(std::string(63, 'a')), IsEmpty());
+  EXPECT_THAT(IsQualifiedName(std::string(64, 'a')),
+              ElementsAre("name part must be no more than 63 characters"));
+  EXPECT_THAT(IsQualifiedName("/zone"), ElementsAre("prefix part must be non-empty"));
+  EXPECT_THAT(IsQualifiedName("Example.com/zone"),
+              ElementsAre(::testing::StartsWith("prefix part a lowercase RFC 1123 subdomain")));
+  for (const char* bad : {"", "-zone", "zone-", "my zone", "a/b/c", "x/"}) {
+    EXPECT_THAT(IsQualifiedName(bad), ::testing::Not(IsEmpty())) << bad;
+  }
+  EXPECT_THAT(IsQualifiedName("zone!"),
+              ElementsAre(::testing::StartsWith("name part must consist of alphanumeric")));
+}
+
 TEST(NameRulesTest, Dns1123LabelAndSubdomain) {
   EXPECT_THAT(IsDns1123Label("my-name"), IsEmpty());
   EXPECT_THAT(IsDns1123Label("123-abc"), IsEmpty());
