@@ -9,10 +9,15 @@
 //   kubeletclient expand --pod=FILE --volume=NAME [--objects=...] ...
 //   kubeletclient stats --pod=FILE [--objects=...] ... [--format=json|prometheus]
 //   kubeletclient jwks --service-account-key-file=PEM
+//   kubeletclient sanity --registration-socket=S | --plugin-registry-dir=D --root-dir=R
+//       --volume-handle=H[,...] [--volume-mode=filesystem,block] [--junit=FILE]
 #include <limits.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <iostream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -27,6 +32,7 @@
 #include "kubeletclient/probe.h"
 #include "kubeletclient/publish.h"
 #include "kubeletclient/republish.h"
+#include "kubeletclient/sanity.h"
 #include "kubeletclient/stats.h"
 #include "kubeletclient/token/jwt.h"
 #include "kubeletclient/watch.h"
@@ -69,6 +75,15 @@ DEFINE_int32(rounds, 1, "How many remounts (pod syncs) to run.");
 DEFINE_string(interval, "1m",
               "The time between rounds on the clock tokens are minted and judged by (advanced, "
               "not waited for); kubelet syncs a pod about once a minute.");
+DEFINE_string(volume_handle, "",
+              "Volumes to judge the driver with, comma-separated: handles the driver knows (or "
+              "accepts, for a driver that makes its volumes on demand). Required.");
+DEFINE_string(volume_mode, "",
+              "Volume modes to judge, comma-separated: filesystem, block (default: both; a mode "
+              "the driver refuses is then skipped).");
+DEFINE_string(junit, "", "Also write the checks as JUnit XML to this file.");
+DEFINE_string(only, "", "Run only the checks whose names match this regular expression.");
+DEFINE_string(skip, "", "Skip the checks whose names match this regular expression.");
 DEFINE_string(get_info_timeout, "1s",
               "Deadline of GetInfo (kubelet: 1s) and of GetCSIDriverInfo, the other call on the "
               "registration socket.");
@@ -131,6 +146,14 @@ const std::vector<Command>& Commands() {
                        "block_host_ops", "format"})},
       {"jwks", "kubeletclient jwks --service-account-key-file=PEM",
        {"service_account_key_file"}},
+      {"sanity",
+       "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
+       "--root-dir=DIR --volume-handle=H[,H...] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
+       "[--volume-mode=filesystem,block] [--junit=FILE] [--only=REGEX] [--skip=REGEX] "
+       "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip]",
+       with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
+                       "objects", "node_name", "volume_mode", "junit", "only", "skip",
+                       "feature_gates", "host_selinux", "block_host_ops"})},
   };
   return *commands;
 }
@@ -170,6 +193,58 @@ std::string HostName() {
   return gethostname(name, sizeof(name)) == 0 ? name : "";
 }
 
+// `kubeletclient sanity`, with the node options `publish` has already read.
+int Sanity(const ndr::kubelet::PublishCommand& publish) {
+  ndr::kubelet::SanityOptions options;
+  options.registration_socket = FLAGS_registration_socket;
+  options.plugin_registry_dir = FLAGS_plugin_registry_dir;
+  if (gflags::GetCommandLineFlagInfoOrDie("root_dir").is_default) {
+    return Fail("sanity: --root-dir is required: a directory of its own, not kubelet's (the "
+                "made-up pods it publishes would be kubelet's orphans)");
+  }
+  options.volume_handles = absl::StrSplit(FLAGS_volume_handle, ',', absl::SkipWhitespace());
+  if (options.volume_handles.empty()) {
+    return Fail("sanity: --volume-handle is required: the volume (or volumes) to judge the "
+                "driver with");
+  }
+  for (absl::string_view mode : absl::StrSplit(FLAGS_volume_mode, ',', absl::SkipWhitespace())) {
+    if (mode != "filesystem" && mode != "block") {
+      return Fail(absl::StrCat("--volume-mode: \"", mode, "\" is not filesystem or block"));
+    }
+    options.volume_modes.emplace_back(mode);
+  }
+  for (const std::string* pattern : {&FLAGS_only, &FLAGS_skip}) {
+    try {
+      std::regex check(*pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Fail(absl::StrCat(pattern == &FLAGS_only ? "--only" : "--skip", ": \"", *pattern,
+                               "\" is not a regular expression: ", e.what()));
+    }
+  }
+  options.only = FLAGS_only;
+  options.skip = FLAGS_skip;
+  options.object_paths = publish.object_paths;
+  options.node = publish.node;
+  options.handshake = publish.handshake;
+  options.csi = publish.csi;
+  // Signals wait until a step is done, so that what was published is torn down (sanity.h); gRPC's
+  // threads, started later, inherit the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ndr::kubelet::SanityReport report = ndr::kubelet::RunSanity(options, std::cout);
+  if (!FLAGS_junit.empty() && report.error.empty()) {
+    std::ofstream junit(FLAGS_junit);
+    junit << ndr::kubelet::JunitXml(report);
+    if (!junit.good()) return Fail("--junit: could not write " + FLAGS_junit);
+  }
+  if (!report.error.empty()) return Fail(report.error);
+  if (report.interrupted) return 130;
+  return report.failed > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,7 +259,7 @@ int main(int argc, char** argv) {
   ndr::logging::Init(argv[0], *logging);
   if (argc != 2) {
     return Fail(std::string("expected one command: watch, probe, publish, unpublish, republish, "
-                            "expand, stats or jwks; usage:\n") +
+                            "expand, stats, jwks or sanity; usage:\n") +
                 UsageLines());
   }
   const std::string command = argv[1];
@@ -223,8 +298,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "publish" || command == "unpublish" || command == "republish" ||
-      command == "expand" || command == "stats") {
-    if (FLAGS_pod.empty()) return Fail(command + ": --pod is required");
+      command == "expand" || command == "stats" || command == "sanity") {
+    if (FLAGS_pod.empty() && command != "sanity") return Fail(command + ": --pod is required");
     ndr::kubelet::PublishCommand publish;
     publish.pod_file = FLAGS_pod;
     publish.object_paths = absl::StrSplit(FLAGS_objects, ',', absl::SkipWhitespace());
@@ -257,6 +332,7 @@ int main(int argc, char** argv) {
     if (publish.service_account_issuer.empty()) {
       return Fail("--service-account-issuer: must not be empty");
     }
+    if (command == "sanity") return Sanity(publish);
     ndr::kubelet::CommandOutcome outcome;
     if (command == "publish") {
       outcome = ndr::kubelet::RunPublish(publish);

@@ -1,0 +1,72 @@
+// `kubeletclient sanity`: judges a CSI node plugin by what kubelet v1.26 will do to it, where
+// csi-sanity judges it by the CSI spec with paths and arguments of its own choosing.
+//
+// The driver is registered as kubelet registers it (the registration handshake, NodeGetInfo),
+// then every volume given (--volume-handle) is taken, in each volume mode asked for, through
+// kubelet's own sequence on made-up pods of a made-up claim: the same code as `kubeletclient
+// publish` and `unpublish` (publisher.h), so the paths, the order and the arguments are
+// kubelet's. Between the steps come the calls kubelet makes in the situations drivers get wrong:
+// the same NodeStageVolume and NodePublishVolume again after a kubelet restart, NodeUnpublishVolume
+// and NodeUnstageVolume again when a teardown is retried, a second pod on a staged volume, a
+// read-only pod, stats and online expansion of a published volume. Each check is named
+// (<mode>/<check>, registration/<check>), says which kubelet function it stands for, and ends
+// PASS, FAIL (with the request, the answer and what kubelet needs) or SKIP (with why).
+//
+// What it makes under --root-dir is removed again, also when a check fails or the run is
+// interrupted (SIGINT, SIGTERM: the caller blocks them; they are noticed between steps).
+#ifndef NDR_KUBELETCLIENT_SANITY_H_
+#define NDR_KUBELETCLIENT_SANITY_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kubeletclient/csi/csi_handler.h"
+#include "kubeletclient/csi/volume_plan.h"
+#include "kubeletclient/pluginmanager/handshake.h"
+
+namespace ndr::kubelet {
+
+struct SanityOptions {
+  // The plugin to judge: its registration socket, or a registry directory in which exactly one
+  // CSI driver registers.
+  std::string registration_socket;
+  std::string plugin_registry_dir;
+  // CSIDriver, PersistentVolumes (a PV with a volume handle given lends its attributes, fsType,
+  // mount options and secret references), Secrets: optional.
+  std::vector<std::string> object_paths;
+  std::vector<std::string> volume_handles;
+  // "filesystem", "block"; empty: both, and a mode the driver refuses is skipped.
+  std::vector<std::string> volume_modes;
+  std::string only, skip;  // ECMAScript regular expressions over check names; empty: none
+  NodeOptions node;        // root_dir, node_name, feature gates, host changes
+  HandshakeTimeouts handshake;
+  CsiHandlerOptions csi;
+};
+
+struct CheckResult {
+  enum class Verdict { kPass, kFail, kSkip };
+  std::string name;     // e.g. "filesystem/restart-replay"
+  Verdict verdict = Verdict::kSkip;
+  std::string summary;  // one line
+  std::vector<std::string> details;  // FAIL: the request, the answer, what kubelet needs
+  std::string kubelet;  // the kubelet behaviour it stands for: file and function
+};
+
+struct SanityReport {
+  std::string driver;  // the driver judged, once registered
+  std::vector<CheckResult> checks;
+  int passed = 0, failed = 0, skipped = 0;
+  std::string error;         // why nothing could be judged (bad input); then no checks ran
+  bool interrupted = false;  // SIGINT or SIGTERM arrived; the rest was skipped, then cleaned up
+};
+
+// Runs the checks, writing each line to `out` as it is decided, then the summary line.
+SanityReport RunSanity(const SanityOptions& options, std::ostream& out);
+
+// The report as JUnit XML (one testsuite, a testcase per check; failure and skipped elements).
+std::string JunitXml(const SanityReport& report);
+
+}  // namespace ndr::kubelet
+
+#endif  // NDR_KUBELETCLIENT_SANITY_H_

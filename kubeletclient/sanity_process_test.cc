@@ -1,0 +1,297 @@
+// `kubeletclient sanity` as a real process, judging the sample driver (registered by our
+// registrar, on real sockets) as it is and broken on purpose (sample-csi-driver --faults): the
+// sound driver passes every check that applies, each broken one fails exactly the checks that
+// stand for what it breaks.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "test/util/poll.h"
+#include "test/util/subprocess.h"
+#include "test/util/temp_dir.h"
+
+namespace ndr {
+namespace {
+
+using ::ndr::testing::DirEntries;
+using ::ndr::testing::PollUntil;
+using ::ndr::testing::ReadFile;
+using ::ndr::testing::Runfile;
+using ::ndr::testing::Subprocess;
+using ::ndr::testing::TempDir;
+using ::ndr::testing::WriteFile;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr char kDriverName[] = "sample.csi.example.com";
+
+// The checks of one run, by verdict: {"PASS": {...}, "FAIL": {...}, "SKIP": {...}}.
+std::map<std::string, std::set<std::string>> Verdicts(const std::string& output) {
+  std::map<std::string, std::set<std::string>> verdicts;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    for (const char* word : {"PASS", "FAIL", "SKIP"}) {
+      if (absl::StartsWith(line, absl::StrCat(word, "  "))) {
+        absl::string_view rest = line.substr(6);
+        verdicts[word].insert(std::string(rest.substr(0, rest.find(':'))));
+      }
+    }
+  }
+  return verdicts;
+}
+
+// Whether process `pid` is stopped (state T in /proc/PID/stat).
+bool Stopped(pid_t pid) {
+  std::string stat;
+  if (!ReadFile(absl::StrCat("/proc/", pid, "/stat"), &stat)) return false;
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+}
+
+class SanityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const std::string& d : {csi_dir_, reg_dir_, root_}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+  }
+
+  // The sample driver with `driver_flags`, and our registrar, registered in reg_dir_.
+  void StartDriver(std::vector<std::string> driver_flags) {
+    std::vector<std::string> driver = {Runfile("test/csidriver/sample-csi-driver"),
+                                       "--endpoint=" + csi_socket_, "--nodeid=node-1",
+                                       "--topology=topology.sample.csi.example.com/zone=z1"};
+    driver.insert(driver.end(), driver_flags.begin(), driver_flags.end());
+    driver_ = std::make_unique<Subprocess>(driver, dir_.Join("driver.log"));
+    registrar_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{Runfile("registrar/csi-node-driver-registrar"),
+                                 "--csi-address=" + csi_socket_,
+                                 "--kubelet-registration-path=" + csi_socket_,
+                                 "--plugin-registration-path=" + reg_dir_},
+        dir_.Join("registrar.log"));
+    ASSERT_TRUE(PollUntil([&] {
+      struct stat st;
+      return stat(reg_socket_.c_str(), &st) == 0;
+    })) << registrar_->Log();
+  }
+
+  std::vector<std::string> Argv(std::vector<std::string> extra) {
+    // Block host operations are skipped, root or not, so that the verdicts are the same on every
+    // machine; the handshake's deadlines are ones no busy machine reaches.
+    std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"), "sanity",
+                                     "--registration-socket=" + reg_socket_,
+                                     "--root-dir=" + root_, "--node-name=node-1",
+                                     "--volume-handle=vol-1", "--block-host-ops=skip",
+                                     "--get-info-timeout=60s", "--notify-timeout=60s"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  // Runs kubeletclient sanity; its exit code, and its output in `output`.
+  int Run(std::vector<std::string> extra, std::string* output) {
+    Subprocess run(Argv(std::move(extra)), dir_.Join(absl::StrCat("run", runs_++, ".log")));
+    std::optional<int> code = run.Wait();
+    *output = run.Log();
+    return code.value_or(-1);
+  }
+
+  // What is left under the root directory: kubelet's own (empty) directories only.
+  std::vector<std::string> LeftTargets() {
+    std::vector<std::string> left;
+    const std::string pods = root_ + "/pods";
+    for (const std::string& uid : DirEntries(pods)) {
+      for (const char* kind : {"/volumes/kubernetes.io~csi", "/volumeDevices/kubernetes.io~csi"}) {
+        for (const std::string& volume : DirEntries(pods + "/" + uid + kind)) {
+          left.push_back(absl::StrCat(uid, kind, "/", volume));
+        }
+      }
+    }
+    for (const std::string& pv :
+         DirEntries(root_ + "/plugins/kubernetes.io/csi/volumeDevices/publish")) {
+      for (const std::string& uid :
+           DirEntries(root_ + "/plugins/kubernetes.io/csi/volumeDevices/publish/" + pv)) {
+        left.push_back(absl::StrCat("volumeDevices/publish/", pv, "/", uid));
+      }
+    }
+    return left;
+  }
+
+  TempDir dir_{"san"};
+  const std::string csi_dir_ = dir_.Join("csi"), reg_dir_ = dir_.Join("reg");
+  const std::string root_ = dir_.Join("root"), csi_socket_ = dir_.Join("csi/csi.sock");
+  const std::string reg_socket_ = reg_dir_ + "/" + kDriverName + "-reg.sock";
+  std::unique_ptr<Subprocess> driver_, registrar_;
+  int runs_ = 0;
+};
+
+const std::set<std::string> kVolumeChecks = {
+    "publish",    "target", "restart-replay", "second-pod",    "read-only",
+    "stats",      "expand", "unpublish-twice", "teardown", "unpublish-removed-target",
+    "unstage-repeated", "clean"};
+
+std::set<std::string> Named(const std::string& mode, std::set<std::string> checks) {
+  std::set<std::string> names;
+  for (const std::string& check : checks) names.insert(mode + "/" + check);
+  return names;
+}
+
+// The sample driver, staging: every check applies and passes.
+TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
+  StartDriver({"--stage-unstage"});
+  const std::string junit = dir_.Join("junit.xml");
+  std::string out;
+  ASSERT_EQ(Run({"--junit=" + junit}, &out), 0) << out;
+  auto verdicts = Verdicts(out);
+  std::set<std::string> passed = Named("filesystem", kVolumeChecks);
+  std::set<std::string> block = Named("block", kVolumeChecks);
+  passed.insert(block.begin(), block.end());
+  passed.insert({"registration/handshake", "registration/node-info", "registration/capabilities"});
+  EXPECT_EQ(verdicts["PASS"], passed) << out;
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  EXPECT_THAT(verdicts["SKIP"], IsEmpty()) << out;
+  EXPECT_THAT(out, HasSubstr(absl::StrCat(passed.size(), " passed, 0 failed, 0 skipped")));
+  EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
+  EXPECT_THAT(out, HasSubstr("PASS  block/target: "));
+  EXPECT_THAT(LeftTargets(), IsEmpty());
+  // JUnit: a testcase per check.
+  std::string xml;
+  ASSERT_TRUE(ReadFile(junit, &xml));
+  EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size(),
+                                          "\" failures=\"0\" skipped=\"0\">")));
+  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.block\" name=\"block/stats\">"
+                             "</testcase>"));
+  // The XML declaration, the two suite elements open and closed, a line per check.
+  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 5);
+}
+
+// A driver that does not stage: the repeated NodeUnstageVolume does not apply.
+TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
+  StartDriver({});
+  const std::string junit = dir_.Join("junit.xml");
+  std::string out;
+  ASSERT_EQ(Run({"--volume-mode=filesystem", "--junit=" + junit}, &out), 0) << out;
+  std::string xml;
+  ASSERT_TRUE(ReadFile(junit, &xml));
+  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.filesystem\" "
+                             "name=\"filesystem/unstage-repeated\"><skipped message=\"the driver "
+                             "lacks the STAGE_UNSTAGE_VOLUME node capability\"/></testcase>"));
+  auto verdicts = Verdicts(out);
+  EXPECT_EQ(verdicts["SKIP"], std::set<std::string>{"filesystem/unstage-repeated"}) << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  filesystem/unstage-repeated: the driver lacks the "
+                             "STAGE_UNSTAGE_VOLUME node capability"));
+  EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodePublishVolume"));
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+}
+
+// Each fault fails the checks of what it breaks, and only those.
+TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
+  const std::map<std::string, std::set<std::string>> expected = {
+      {"stage-not-idempotent", {"filesystem/restart-replay", "block/restart-replay"}},
+      {"unpublish-missing-target",
+       // The filesystem volume's failed teardown leaves it staged, which clean says. (The block
+       // volume's pod entry is gone before its NodeUnpublishVolume fails, so the last pod's
+       // teardown unstages it.)
+       {"filesystem/unpublish-twice", "filesystem/teardown", "filesystem/unpublish-removed-target",
+        "filesystem/clean", "block/unpublish-twice", "block/teardown",
+        "block/unpublish-removed-target"}},
+      {"block-target-directory", {"block/target"}},
+      {"stats-used-over-capacity", {"filesystem/stats"}},
+  };
+  for (const auto& [fault, failures] : expected) {
+    SCOPED_TRACE(fault);
+    registrar_.reset();
+    driver_.reset();
+    unlink(reg_socket_.c_str());
+    StartDriver({"--stage-unstage", "--faults=" + fault});
+    std::string out;
+    EXPECT_EQ(Run({}, &out), 1) << out;
+    EXPECT_EQ(Verdicts(out)["FAIL"], failures) << out;
+    EXPECT_THAT(out, HasSubstr(absl::StrCat(failures.size(), " failed")));
+    // Every FAIL says what was sent, what came back, and which kubelet function needs better.
+    EXPECT_THAT(out, HasSubstr("      kubelet: ")) << out;
+  }
+}
+
+TEST_F(SanityTest, FailuresShowTheRequestTheAnswerAndWhatKubeletNeeds) {
+  StartDriver({"--stage-unstage", "--faults=stage-not-idempotent"});
+  std::string out;
+  EXPECT_EQ(Run({"--only=^filesystem/restart-replay$"}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("FAIL  filesystem/restart-replay: a repeated call with identical "
+                             "arguments failed\n      request: NodeStageVolume {"));
+  EXPECT_THAT(out, HasSubstr("\"staging_target_path\":\"" + root_ +
+                             "/plugins/kubernetes.io/csi/sample.csi.example.com/"));
+  EXPECT_THAT(out, HasSubstr("      answer: NodeStageVolume: rpc error: code = AlreadyExists"));
+  EXPECT_THAT(out, HasSubstr("      kubelet: reconciler.go reconstructVolumes"));
+  // --only: that check alone is reported (and counted).
+  EXPECT_THAT(out, HasSubstr("\n0 passed, 1 failed, 0 skipped\n"));
+}
+
+// SIGINT in the middle: the rest is skipped, what was published is torn down, exit 130.
+TEST_F(SanityTest, InterruptedRunsCleanUp) {
+  StartDriver({"--stage-unstage"});
+  setenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER", "filesystem/second-pod", 1);
+  Subprocess run(Argv({}), dir_.Join("interrupted.log"));
+  unsetenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER");
+  // Stopped with pods A and B published; the signal waits until the step is over.
+  ASSERT_TRUE(PollUntil([&] { return Stopped(run.pid()); })) << run.Log();
+  EXPECT_THAT(LeftTargets(), ::testing::SizeIs(2));
+  ASSERT_TRUE(run.Signal(SIGINT));
+  ASSERT_TRUE(run.Signal(SIGCONT));
+  EXPECT_EQ(run.Wait(), 130) << run.Log();
+  const std::string out = run.Log();
+  EXPECT_THAT(out, HasSubstr("Interrupted: skipping the remaining checks and cleaning up"));
+  EXPECT_THAT(out, HasSubstr("SKIP  block/publish: interrupted"));
+  EXPECT_THAT(Verdicts(out)["FAIL"], IsEmpty()) << out;
+  EXPECT_THAT(LeftTargets(), IsEmpty());
+}
+
+TEST_F(SanityTest, BadInputIsRefusedBeforeAnythingIsSent) {
+  StartDriver({});
+  struct Case {
+    std::vector<std::string> flags;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{"--volume-mode=tape"}, "--volume-mode: \"tape\" is not filesystem or block"},
+      {{"--only=(("}, "--only: \"((\" is not a regular expression"},
+      {{"--volume-handle="}, "sanity: --volume-handle is required"},
+      {{"--objects=" + dir_.Join("missing.yaml")}, "missing.yaml"},
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    EXPECT_EQ(Run(c.flags, &out), 1) << out;
+    EXPECT_THAT(out, HasSubstr(c.error));
+    EXPECT_THAT(Verdicts(out), IsEmpty()) << out;
+  }
+  // Without --root-dir: kubelet's own would get the made-up pods.
+  Subprocess no_root({Runfile("kubeletclient/kubeletclient"), "sanity",
+                      "--registration-socket=" + reg_socket_, "--volume-handle=v"},
+                     dir_.Join("noroot.log"));
+  EXPECT_EQ(no_root.Wait(), 1);
+  EXPECT_THAT(no_root.Log(), HasSubstr("sanity: --root-dir is required"));
+  EXPECT_THAT(DirEntries(root_), IsEmpty());
+}
+
+// No driver at the socket: the registration fails, with the reason, and nothing else runs.
+TEST_F(SanityTest, AnUnreachableSocketFailsTheRegistration) {
+  std::string out;
+  EXPECT_EQ(Run({}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("FAIL  registration/handshake: no CSI driver registered\n      " +
+                             reg_socket_));
+  EXPECT_THAT(Verdicts(out)["PASS"], IsEmpty());
+}
+
+}  // namespace
+}  // namespace ndr
