@@ -150,10 +150,12 @@ const std::vector<Command>& Commands() {
        "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
        "--root-dir=DIR --volume-handle=H[,H...] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--junit=FILE] [--only=REGEX] [--skip=REGEX] "
-       "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip]",
+       "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
+       "[--service-account-key-file=PEM --service-account-issuer=URL]",
        with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
                        "objects", "node_name", "volume_mode", "junit", "only", "skip",
-                       "feature_gates", "host_selinux", "block_host_ops"})},
+                       "feature_gates", "host_selinux", "block_host_ops",
+                       "service_account_key_file", "service_account_issuer"})},
   };
   return *commands;
 }
@@ -224,6 +226,8 @@ int Sanity(const ndr::kubelet::PublishCommand& publish) {
   options.only = FLAGS_only;
   options.skip = FLAGS_skip;
   options.object_paths = publish.object_paths;
+  options.service_account_key_file = publish.service_account_key_file;
+  options.service_account_issuer = publish.service_account_issuer;
   options.node = publish.node;
   options.handshake = publish.handshake;
   options.csi = publish.csi;

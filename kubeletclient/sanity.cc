@@ -17,6 +17,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "kubeletclient/csi/csi_block.h"
+#include "kubeletclient/csi/csi_mounter.h"
 #include "kubeletclient/csi/publisher.h"
 #include "kubeletclient/objects/object_validation.h"
 #include "kubeletclient/pluginmanager/plugin_watcher.h"
@@ -30,9 +33,13 @@ using Verdict = CheckResult::Verdict;
 constexpr char kNamespace[] = "kubeletclient-sanity";
 
 // The checks of each volume mode, in the order they run.
-constexpr const char* kVolumeChecks[] = {
-    "publish",  "target", "restart-replay",  "second-pod", "read-only", "stats", "expand",
-    "unpublish-twice", "teardown", "unpublish-removed-target", "unstage-repeated", "clean"};
+const std::vector<std::string> kVolumeChecks = {
+    "publish",   "target",     "tokens",    "restart-replay",  "republish",
+    "second-pod", "read-only", "stats",     "expand",          "unpublish-twice",
+    "teardown",  "unpublish-removed-target", "unstage-repeated", "clean"};
+// The checks of the ephemeral kinds (filesystem only, as kubelet has them), in order.
+const std::vector<std::string> kEphemeralChecks = {
+    "publish", "target", "restart-replay", "teardown", "unpublish-removed-target", "clean"};
 
 // A random UUID (version 4), as the API server gives pods and claims.
 std::string RandomUid() {
@@ -111,7 +118,8 @@ struct PodRun {
 
 class Judge {
  public:
-  Judge(const SanityOptions& options, std::ostream& out) : options_(options), out_(out) {
+  Judge(const SanityOptions& options, std::ostream& out)
+      : options_(options), out_(out), node_(options.node) {
     if (!options.only.empty()) only_.emplace(options.only, std::regex::ECMAScript);
     if (!options.skip.empty()) skip_.emplace(options.skip, std::regex::ECMAScript);
   }
@@ -147,22 +155,54 @@ class Judge {
   bool Register();
   void JudgeNodeInfo(const DriverInfo& info);
   void ReadCapabilities();
+  // A persistent volume in `mode`, and the inline or generic ephemeral volume (`kind`).
   void RunScenario(const std::string& mode, const std::string& handle, int index);
-  // Skips the volume checks from kVolumeChecks[from] on, for `why`.
-  void SkipScenario(const std::string& prefix, const std::string& why, size_t from = 0);
+  void RunEphemeral(const std::string& kind);
+  // Skips `checks` from the `from`th on, under `prefix`, for `why`.
+  void SkipChecks(const std::string& prefix, const std::vector<std::string>& checks,
+                  const std::string& why, size_t from = 0);
 
+  // The objects of a scenario: those given, plus a PV `pv_name` in `mode` with `handle`, bound to
+  // the claim `claim_name`, a CSIDriver and a ServiceAccount if none was given, an attachment if
+  // the CSIDriver wants one. What was assumed goes to `notes`.
   ObjectSet ScenarioObjects(const std::string& mode, const std::string& handle,
-                            const std::string& pv_name, std::vector<std::string>* notes);
+                            const std::string& pv_name, const std::string& claim_name,
+                            std::vector<std::string>* notes);
   Pod MakePod(const std::string& name, const std::string& claim, bool block, bool read_only);
-  // Plans and publishes `run.pod`: OK, or why it could not be planned or published.
+  // Service-account tokens over `objects`, when a key was given (node_.tokens points into it).
+  std::optional<TokenSource> StartTokens(const ObjectSet& objects);
+  // Plans `run.pod`'s volume as kubelet would (run.plan): OK, or kubelet's refusal.
+  absl::Status Plan(const ObjectSet& objects, PodRun* run);
+  // Publishes `run.pod`, planned first if it is not yet: OK, or why not.
   absl::Status Publish(const ObjectSet& objects, PodRun* run);
+  // Records `name` for the first publish of a scenario; false when the scenario cannot go on
+  // (the other checks are then skipped).
+  bool JudgePublish(const std::string& prefix, const std::vector<std::string>& checks,
+                    const std::string& what, const ObjectSet& objects,
+                    const std::vector<std::string>& notes, bool may_refuse, PodRun* run,
+                    const std::string& ref);
+  // The target is what kubelet needs there: a directory, or for block a file.
+  void JudgeTarget(const std::string& name, const std::string& target, bool block);
+  // The same NodeStageVolume and NodePublishVolume as `run`'s publish again: OK, target unchanged.
+  void JudgeReplay(const std::string& name, const PodRun& run, const std::string& target);
+  // Tears `runs` down in order, recorded as `name`; the calls made go to `calls`.
+  void JudgeTeardown(const std::string& name, const std::vector<PodRun*>& runs,
+                     const std::string& ref, std::vector<SentCall>* calls);
+  // `call` (a NodeUnpublishVolume or NodeUnstageVolume already answered) sent again: OK.
+  void JudgeRepeat(const std::string& name, const SentCall* call, const std::string& ref,
+                   const std::string& why_ok);
+  // Nothing of `runs` left, nothing mounted under the root.
+  void JudgeClean(const std::string& name, const std::vector<PodRun*>& runs, bool block);
   // Tears down `run.pod` as `kubeletclient unpublish` would; the calls go to `calls`.
   absl::Status TearDown(PodRun* run, std::vector<SentCall>* calls);
-  // Removes what is left of the pods' directories, when no mount is below them.
+  // Tears down what is still published of `runs`, saying what could not be.
   void CleanUp(std::vector<PodRun*> runs);
 
   const SanityOptions& options_;
   std::ostream& out_;
+  // The node as the checks see it: the options', with the driver's inline volumes allowed and,
+  // per scenario, its token source.
+  NodeOptions node_;
   std::optional<std::regex> only_, skip_;
   SanityReport report_;
   ObjectSet given_;
@@ -170,6 +210,19 @@ class Judge {
   DriverInfo driver_;
   bool stages_ = false, expands_ = false, stats_ = false;
 };
+
+// The kubelet functions the checks stand for.
+constexpr char kReplayRef[] =
+    "reconciler.go reconstructVolumes after a kubelet restart: MountDevice and SetUp run again "
+    "for the volumes found on disk, with the same arguments (csi_attacher.go MountDevice, "
+    "csi_mounter.go SetUpAt)";
+constexpr char kRemovedTargetRef[] =
+    "csi_mounter.go TearDownAt when the target is already gone (a kubelet restart after "
+    "removeMountDir): NodeUnpublishVolume all the same";
+constexpr char kCleanRef[] =
+    "csi_mounter.go TearDownAt and csi_attacher.go UnmountDevice (removeMountDir), csi_block.go "
+    "TearDownDevice: nothing mounted, no target, staging directory or volume file left once the "
+    "last pod is gone";
 
 void Judge::Record(CheckResult result) {
   if (!Selected(result.name)) return;
@@ -276,7 +329,7 @@ void Judge::ReadCapabilities() {
   const std::string kubelet =
       "csi_client.go nodeSupportsStageUnstage, nodeSupportsNodeExpand, nodeSupportsVolumeStats: "
       "a NodeGetCapabilities before each decision";
-  CsiNodeClient client(driver_.endpoint, options_.node.timeout);
+  CsiNodeClient client(driver_.endpoint, node_.timeout);
   absl::StatusOr<bool> stage = client.NodeSupportsStageUnstage();
   absl::StatusOr<bool> expand = client.NodeSupportsNodeExpand();
   absl::StatusOr<bool> stats = client.NodeSupportsVolumeStats();
@@ -300,7 +353,8 @@ void Judge::ReadCapabilities() {
 }
 
 ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& handle,
-                                 const std::string& pv_name, std::vector<std::string>* notes) {
+                                 const std::string& pv_name, const std::string& claim_name,
+                                 std::vector<std::string>* notes) {
   ObjectSet objects = given_;
   PersistentVolume pv;
   // A PV among --objects with this handle lends what the driver needs to see.
@@ -322,7 +376,7 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& han
   pv.csi->read_only = false;
   PersistentVolumeClaim claim;
   claim.ns = kNamespace;
-  claim.name = pv_name;
+  claim.name = claim_name;
   claim.uid = RandomUid();
   claim.volume_name = pv_name;
   claim.requested = pv.capacity;
@@ -340,14 +394,21 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& han
     objects.csi_drivers[driver_.name] = csi_driver;
     notes->push_back("no CSIDriver object given: attachRequired false, podInfoOnMount false");
   }
+  if (objects.service_accounts.count({kNamespace, "default"}) == 0) {
+    ServiceAccount account;
+    account.ns = kNamespace;
+    account.name = "default";
+    account.uid = RandomUid();
+    objects.service_accounts[{kNamespace, "default"}] = account;
+  }
   const CsiDriverObject& csi_driver = objects.csi_drivers[driver_.name];
   if (csi_driver.attach_required.value_or(true)) {
-    const std::string name = AttachmentName(handle, driver_.name, options_.node.node_name);
+    const std::string name = AttachmentName(handle, driver_.name, node_.node_name);
     if (objects.attachments.count(name) == 0) {
       VolumeAttachment attachment;
       attachment.name = name;
       attachment.attacher = driver_.name;
-      attachment.node_name = options_.node.node_name;
+      attachment.node_name = node_.node_name;
       attachment.persistent_volume_name = pv_name;
       attachment.attached = true;
       objects.attachments[name] = attachment;
@@ -378,27 +439,245 @@ Pod Judge::MakePod(const std::string& name, const std::string& claim, bool block
   return pod;
 }
 
-absl::Status Judge::Publish(const ObjectSet& objects, PodRun* run) {
-  PodPlan plan = PlanVolumes(run->pod, objects, registry_.All(), options_.node);
-  CheckNodeState(options_.node, &plan);
-  WaitForAttachments(objects, options_.node.node_name, &plan);
+std::optional<TokenSource> Judge::StartTokens(const ObjectSet& objects) {
+  node_.tokens = nullptr;
+  if (options_.service_account_key_file.empty()) return std::nullopt;
+  PublishCommand command;
+  command.service_account_key_file = options_.service_account_key_file;
+  command.service_account_issuer = options_.service_account_issuer;
+  absl::StatusOr<TokenSource> source =
+      StartTokenSource(command, objects, [] { return absl::Now(); });
+  if (!source.ok()) return std::nullopt;  // read once before the checks: it was good then
+  node_.tokens = source->manager.get();
+  return *std::move(source);
+}
+
+absl::Status Judge::Plan(const ObjectSet& objects, PodRun* run) {
+  PodPlan plan = PlanVolumes(run->pod, objects, registry_.All(), node_);
+  CheckNodeState(node_, &plan);
+  WaitForAttachments(objects, node_.node_name, &plan);
   if (absl::Status s = plan.FirstError(); !s.ok()) return s;
   std::vector<VolumePlan*> volumes = plan.ToPublish();
   if (volumes.size() != 1) return absl::InternalError("the pod's volume was not planned");
   run->plan = *volumes[0];
-  run->publish = PublishVolume(*run->plan, objects, run->pod.ns, options_.node);
+  return absl::OkStatus();
+}
+
+absl::Status Judge::Publish(const ObjectSet& objects, PodRun* run) {
+  if (!run->plan.has_value()) {
+    if (absl::Status s = Plan(objects, run); !s.ok()) return s;
+  }
+  run->publish = PublishVolume(*run->plan, objects, run->pod.ns, node_);
   // What the driver may have published is torn down at the end, whatever the answer.
   run->published = true;
   return run->publish.status;
 }
 
+bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::string>& checks,
+                         const std::string& what, const ObjectSet& objects,
+                         const std::vector<std::string>& notes, bool may_refuse, PodRun* run,
+                         const std::string& ref) {
+  if (absl::Status s = Plan(objects, run); !s.ok()) {
+    // Not the driver's doing: the objects given (a CSIDriver, secrets, no key) stop kubelet first.
+    SkipChecks(prefix, checks,
+               absl::StrCat("kubelet would not publish this volume with the objects given: ",
+                            s.message()));
+    return false;
+  }
+  // What an earlier scenario on the same volume could not tear down would be taken for this
+  // one's (the staging directory is the volume's): judged there, not again here.
+  const VolumePlan& plan = *run->plan;
+  for (const std::string& path :
+       plan.block.has_value()
+           ? std::vector<std::string>{plan.block->staging, plan.block->volume_dir}
+           : plan.device.has_value() ? std::vector<std::string>{plan.device->dir}
+                                     : std::vector<std::string>{}) {
+    if (Exists(path)) {
+      SkipChecks(prefix, checks,
+                 absl::StrCat(path, " is left from an earlier check whose teardown failed"));
+      return false;
+    }
+  }
+  absl::Status s = Publish(objects, run);
+  if (s.ok()) {
+    Pass(prefix + "publish", ref,
+         absl::StrCat(CallSummary(run->publish.calls),
+                      notes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(notes, "; "), ")")));
+    return true;
+  }
+  CleanUp({run});
+  const bool refused = s.code() == absl::StatusCode::kInvalidArgument ||
+                       s.code() == absl::StatusCode::kUnimplemented ||
+                       s.code() == absl::StatusCode::kFailedPrecondition;
+  if (refused && may_refuse) {
+    SkipChecks(prefix, checks, absl::StrCat("the driver refuses ", what, ": ", s.message()));
+    return false;
+  }
+  std::vector<std::string> details;
+  if (!run->publish.calls.empty()) {
+    details.push_back("request: " + Describe(run->publish.calls.back()));
+  }
+  details.push_back(absl::StrCat("answer: ", s.message()));
+  details.push_back(absl::StrCat("kubelet needs it to succeed to start the pod; assumed: ",
+                                 notes.empty() ? "nothing" : absl::StrJoin(notes, "; ")));
+  Fail(prefix + "publish", ref, "the pod's volume could not be published", details);
+  SkipChecks(prefix, checks, "not published", /*from=*/1);
+  return false;
+}
+
+void Judge::JudgeTarget(const std::string& name, const std::string& target, bool block) {
+  struct stat st;
+  const bool exists = lstat(target.c_str(), &st) == 0;
+  if (block) {
+    const std::string ref =
+        "csi_block.go MapPodDevice: the driver creates the file target_path (a device, or a "
+        "bind mount of one), which kubelet maps into the pod (MapBlockVolume)";
+    if (!exists || S_ISDIR(st.st_mode)) {
+      Fail(name, ref,
+           absl::StrCat("target_path ", target, exists ? " is a directory" : " does not exist"),
+           {"kubelet needs a file there: a block device, or a file with one bind-mounted on it"});
+    } else {
+      Pass(name, ref,
+           absl::StrCat(target, " is a ", S_ISBLK(st.st_mode) ? "block device" : "file"));
+    }
+    return;
+  }
+  const std::string ref =
+      "csi_mounter.go SetUpAt: kubelet makes the parent directory, the driver the target "
+      "directory, which kubelet bind-mounts into the containers";
+  if (!exists || !S_ISDIR(st.st_mode)) {
+    Fail(name, ref,
+         absl::StrCat("target_path ", target, exists ? " is not a directory" : " does not exist"),
+         {"kubelet needs a directory there"});
+  } else {
+    Pass(name, ref, absl::StrCat(target, " is a directory"));
+  }
+}
+
+void Judge::JudgeReplay(const std::string& name, const PodRun& run, const std::string& target) {
+  if (Interrupted()) {
+    Skip(name, kReplayRef, "interrupted");
+    return;
+  }
+  if (!Selected(name)) return;
+  struct stat before = {};
+  const bool existed = lstat(target.c_str(), &before) == 0;
+  std::vector<SentCall> replay;
+  CsiNodeClient client(driver_.endpoint, node_.timeout, &replay);
+  std::vector<std::string> failures;
+  for (const char* method : {"NodeStageVolume", "NodePublishVolume"}) {
+    const SentCall* call = LastCall(run.publish.calls, method);
+    if (call == nullptr) continue;
+    if (absl::Status s = client.Resend(*call); !s.ok()) {
+      failures.push_back(absl::StrCat("request: ", Describe(*call)));
+      failures.push_back(absl::StrCat("answer: ", s.message()));
+    }
+  }
+  if (!failures.empty()) {
+    failures.push_back("kubelet needs OK: the volume is already set up just so (CSI: these "
+                       "calls are idempotent)");
+    Fail(name, kReplayRef, "a repeated call with identical arguments failed", failures);
+    return;
+  }
+  // The same result: the target as it was (what it should be is the target check's).
+  struct stat after = {};
+  const bool exists = lstat(target.c_str(), &after) == 0;
+  if (exists != existed || (exists && (after.st_mode & S_IFMT) != (before.st_mode & S_IFMT))) {
+    Fail(name, kReplayRef, "the repeated calls changed the target",
+         {exists && existed
+              ? absl::StrCat("target_path ", target, " is of another file type than before")
+              : absl::StrCat("target_path ", target, existed ? " is gone" : " appeared"),
+          "kubelet needs the same result: the volume was set up already"});
+    return;
+  }
+  Pass(name, kReplayRef, absl::StrCat(CallSummary(replay), " again: OK, target unchanged"));
+}
+
+void Judge::JudgeTeardown(const std::string& name, const std::vector<PodRun*>& runs,
+                          const std::string& ref, std::vector<SentCall>* calls) {
+  std::vector<std::string> failures;
+  std::vector<SentCall> all;
+  for (PodRun* run : runs) {
+    if (!run->published) continue;
+    std::vector<SentCall> sent;
+    if (absl::Status s = TearDown(run, &sent); !s.ok()) {
+      if (!sent.empty()) failures.push_back("request: " + Describe(sent.back()));
+      failures.push_back(absl::StrCat("answer (pod ", run->pod.name, "): ", s.message()));
+    }
+    all.insert(all.end(), sent.begin(), sent.end());
+  }
+  if (!failures.empty()) {
+    failures.push_back("kubelet retries the teardown until it succeeds; the pod's volume stays "
+                       "in use meanwhile");
+    Fail(name, ref, "tearing the pods' volume down failed", failures);
+  } else {
+    Pass(name, ref, CallSummary(all));
+  }
+  *calls = std::move(all);
+}
+
+void Judge::JudgeRepeat(const std::string& name, const SentCall* call, const std::string& ref,
+                        const std::string& why_ok) {
+  if (call == nullptr) {
+    Skip(name, ref, "nothing to repeat: the teardown did not get that far");
+    return;
+  }
+  if (Interrupted()) {
+    Skip(name, ref, "interrupted");
+    return;
+  }
+  if (!Selected(name)) return;
+  CsiNodeClient client(driver_.endpoint, node_.timeout);
+  if (absl::Status s = client.Resend(*call); !s.ok()) {
+    Fail(name, ref, absl::StrCat("a repeated ", call->method, " failed"),
+         {"request: " + Describe(*call), absl::StrCat("answer: ", s.message()),
+          "kubelet needs OK: " + why_ok});
+  } else {
+    Pass(name, ref, absl::StrCat(call->method, " again: OK"));
+  }
+}
+
+void Judge::JudgeClean(const std::string& name, const std::vector<PodRun*>& runs, bool block) {
+  std::vector<std::string> left;
+  auto note = [&left](const std::string& path) {
+    const std::string line = path + " still exists";
+    if (Exists(path) && std::find(left.begin(), left.end(), line) == left.end()) {
+      left.push_back(line);
+    }
+  };
+  for (PodRun* run : runs) {
+    if (!run->plan.has_value()) continue;
+    const VolumePlan& plan = *run->plan;
+    // The target, kubelet's files for the pod's volume, and the volume's staging directory.
+    if (block) {
+      for (const std::string& path : {plan.block->publish, plan.block->pod_map,
+                                      plan.block->staging, plan.block->volume_dir}) {
+        note(path);
+      }
+    } else {
+      note(plan.paths.mount);
+      note(plan.paths.dir);
+      if (plan.device.has_value()) note(plan.device->dir);
+    }
+  }
+  for (const std::string& mount : MountsUnder(node_.root_dir)) {
+    left.push_back(absl::StrCat(mount, " is still mounted"));
+  }
+  if (!left.empty()) {
+    Fail(name, kCleanRef, "the teardown left things behind", left);
+  } else {
+    Pass(name, kCleanRef,
+         absl::StrCat("no target, staging directory or volume file left, nothing mounted under ",
+                      node_.root_dir));
+  }
+}
+
 absl::Status Judge::TearDown(PodRun* run, std::vector<SentCall>* calls) {
-  absl::StatusOr<std::vector<UnpublishPlan>> plans =
-      PlanUnpublish(options_.node.root_dir, run->pod.uid);
+  absl::StatusOr<std::vector<UnpublishPlan>> plans = PlanUnpublish(node_.root_dir, run->pod.uid);
   if (!plans.ok()) return plans.status();
   absl::Status status;
   for (const UnpublishPlan& plan : *plans) {
-    VolumeOutcome outcome = UnpublishVolume(plan, registry_.All(), options_.node);
+    VolumeOutcome outcome = UnpublishVolume(plan, registry_.All(), node_);
     calls->insert(calls->end(), outcome.calls.begin(), outcome.calls.end());
     if (!outcome.status.ok() && status.ok()) status = outcome.status;
   }
@@ -417,8 +696,9 @@ void Judge::CleanUp(std::vector<PodRun*> runs) {
   }
 }
 
-void Judge::SkipScenario(const std::string& prefix, const std::string& why, size_t from) {
-  for (size_t i = from; i < std::size(kVolumeChecks); ++i) Skip(prefix + kVolumeChecks[i], "", why);
+void Judge::SkipChecks(const std::string& prefix, const std::vector<std::string>& checks,
+                       const std::string& why, size_t from) {
+  for (size_t i = from; i < checks.size(); ++i) Skip(prefix + checks[i], "", why);
 }
 
 void Judge::RunScenario(const std::string& mode, const std::string& handle, int index) {
@@ -426,131 +706,89 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
   const std::string prefix =
       options_.volume_handles.size() > 1 ? absl::StrCat(mode, "/", handle, "/") : mode + "/";
   if (Interrupted()) {
-    SkipScenario(prefix, "interrupted");
+    SkipChecks(prefix, kVolumeChecks, "interrupted");
     return;
   }
   const std::string pv_name = absl::StrCat("sanity-", block ? "block" : "fs", "-", index);
   std::vector<std::string> notes;
-  ObjectSet objects = ScenarioObjects(mode, handle, pv_name, &notes);
+  const ObjectSet objects = ScenarioObjects(mode, handle, pv_name, pv_name, &notes);
+  const std::optional<TokenSource> tokens = StartTokens(objects);
+  const CsiDriverObject& csi_driver = objects.csi_drivers.at(driver_.name);
   PodRun a{MakePod("sanity-a", pv_name, block, false)};
   PodRun b{MakePod("sanity-b", pv_name, block, false)};
   PodRun c{MakePod("sanity-c", pv_name, block, true)};
-  const std::string publish_ref =
-      block ? "operation_generator.go GenerateMapVolumeFunc: csi_block.go SetUpDevice "
-              "(NodeStageVolume at volumeDevices/staging/<pv>), MapPodDevice (NodePublishVolume "
-              "at volumeDevices/publish/<pv>/<pod uid>)"
-            : "operation_generator.go GenerateMountVolumeFunc: csi_attacher.go MountDevice "
-              "(NodeStageVolume at .../globalmount), csi_mounter.go SetUpAt (NodePublishVolume "
-              "at pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount)";
 
-  // 1. Publish, as kubelet publishes for a pod.
-  const bool explicit_mode = !options_.volume_modes.empty();
-  if (absl::Status s = Publish(objects, &a); !s.ok()) {
-    const SentCall* last = a.publish.calls.empty() ? nullptr : &a.publish.calls.back();
-    const bool refused = s.code() == absl::StatusCode::kInvalidArgument ||
-                         s.code() == absl::StatusCode::kUnimplemented ||
-                         s.code() == absl::StatusCode::kFailedPrecondition;
-    CleanUp({&a});
-    if (!a.plan.has_value()) {
-      // Not the driver's doing: the objects given (a CSIDriver, secrets) stop kubelet first.
-      SkipScenario(prefix, absl::StrCat("kubelet would not publish this volume with the objects "
-                                        "given: ",
-                                        s.message()));
-      return;
-    }
-    if (refused && !explicit_mode) {
-      SkipScenario(prefix, absl::StrCat("the driver refuses ", mode, " volumes: ", s.message()));
-      return;
-    }
-    std::vector<std::string> details = {absl::StrCat("answer: ", s.message())};
-    if (last != nullptr) details.insert(details.begin(), "request: " + Describe(*last));
-    details.push_back(absl::StrCat("kubelet needs it to succeed to start the pod; notes: ",
-                                   notes.empty() ? "none" : absl::StrJoin(notes, "; ")));
-    Fail(prefix + "publish", publish_ref, "the pod's volume could not be published", details);
-    SkipScenario(prefix, "not published", /*from=*/1);
+  // 1. Publish, as kubelet publishes for a pod, and what the driver made at the target.
+  if (!JudgePublish(prefix, kVolumeChecks, mode + " volumes", objects, notes,
+                    /*may_refuse=*/options_.volume_modes.empty(), &a,
+                    block ? "operation_generator.go GenerateMapVolumeFunc: csi_block.go "
+                            "SetUpDevice (NodeStageVolume at volumeDevices/staging/<pv>), "
+                            "MapPodDevice (NodePublishVolume at "
+                            "volumeDevices/publish/<pv>/<pod uid>)"
+                          : "operation_generator.go GenerateMountVolumeFunc: csi_attacher.go "
+                            "MountDevice (NodeStageVolume at .../globalmount), csi_mounter.go "
+                            "SetUpAt (NodePublishVolume at "
+                            "pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount)")) {
     return;
   }
-  Pass(prefix + "publish", publish_ref,
-       absl::StrCat(CallSummary(a.publish.calls),
-                    notes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(notes, "; "), ")")));
-
-  // 2. The target is what kubelet needs there.
   const std::string target = block ? a.plan->block->publish : a.plan->paths.mount;
-  {
-    struct stat st;
-    const bool exists = lstat(target.c_str(), &st) == 0;
-    if (block) {
-      const std::string ref =
-          "csi_block.go MapPodDevice: the driver creates the file target_path (a device, or a "
-          "bind mount of one), which kubelet maps into the pod (MapBlockVolume)";
-      if (!exists || S_ISDIR(st.st_mode)) {
-        Fail(prefix + "target", ref,
-             absl::StrCat("target_path ", target, exists ? " is a directory" : " does not exist"),
-             {"kubelet needs a file there: a block device, or a file with one bind-mounted on it"});
-      } else {
-        Pass(prefix + "target", ref,
-             absl::StrCat(target, " is a ", S_ISBLK(st.st_mode) ? "block device" : "file"));
-      }
-    } else {
-      const std::string ref =
-          "csi_mounter.go SetUpAt: kubelet makes the parent directory, the driver the target "
-          "directory, which kubelet bind-mounts into the containers";
-      if (!exists || !S_ISDIR(st.st_mode)) {
-        Fail(prefix + "target", ref,
-             absl::StrCat("target_path ", target,
-                          exists ? " is not a directory" : " does not exist"),
-             {"kubelet needs a directory there"});
-      } else {
-        Pass(prefix + "target", ref, absl::StrCat(target, " is a directory"));
+  JudgeTarget(prefix + "target", target, block);
+
+  // 2. Service-account tokens, when the CSIDriver asks for them.
+  const std::string tokens_ref =
+      "csi_mounter.go podServiceAccountTokenAttrs: a token per audience of the CSIDriver's "
+      "tokenRequests in NodePublishVolume's volume context";
+  if (csi_driver.token_requests.empty()) {
+    Skip(prefix + "tokens", tokens_ref, "the CSIDriver asks for no tokens (spec.tokenRequests)");
+  } else if (block) {
+    Skip(prefix + "tokens", tokens_ref, "kubelet hands tokens to filesystem volumes only");
+  } else {
+    // The publish that just passed carried them: say which.
+    std::vector<std::string> audiences;
+    const SentCall* publish = LastCall(a.publish.calls, "NodePublishVolume");
+    const auto* request =
+        publish == nullptr
+            ? nullptr
+            : dynamic_cast<const csi::v1::NodePublishVolumeRequest*>(publish->request.get());
+    if (request != nullptr && request->volume_context().count(kServiceAccountTokensKey) > 0) {
+      const nlohmann::json attr = nlohmann::json::parse(
+          request->volume_context().at(kServiceAccountTokensKey), nullptr, false);
+      if (attr.is_object()) {
+        for (const auto& [audience, token] : attr.items()) audiences.push_back(audience);
       }
     }
+    Pass(prefix + "tokens", tokens_ref,
+         absl::StrCat("NodePublishVolume with tokens for [", absl::StrJoin(audiences, ", "),
+                      "] accepted"));
   }
 
   // 3. A kubelet restart: the same NodeStageVolume and NodePublishVolume again.
-  const std::string replay_ref =
-      "reconciler.go reconstructVolumes after a kubelet restart: MountDevice and SetUp run "
-      "again for the volumes found on disk, with the same arguments (csi_attacher.go "
-      "MountDevice, csi_mounter.go SetUpAt)";
-  if (Interrupted()) {
-    Skip(prefix + "restart-replay", replay_ref, "interrupted");
-  } else if (Selected(prefix + "restart-replay")) {
-    const std::string& ref = replay_ref;
-    struct stat before = {};
-    const bool existed = lstat(target.c_str(), &before) == 0;
-    std::vector<SentCall> replay;
-    CsiNodeClient client(driver_.endpoint, options_.node.timeout, &replay);
-    std::vector<std::string> failures;
-    for (const char* method : {"NodeStageVolume", "NodePublishVolume"}) {
-      const SentCall* call = LastCall(a.publish.calls, method);
-      if (call == nullptr) continue;
-      if (absl::Status s = client.Resend(*call); !s.ok()) {
-        failures.push_back(absl::StrCat("request: ", Describe(*call)));
-        failures.push_back(absl::StrCat("answer: ", s.message()));
-      }
-    }
-    if (!failures.empty()) {
-      failures.push_back("kubelet needs OK: the volume is already set up just so (CSI: these "
-                         "calls are idempotent)");
-      Fail(prefix + "restart-replay", ref, "a repeated call with identical arguments failed",
-           failures);
+  JudgeReplay(prefix + "restart-replay", a, target);
+
+  // 4. The periodic remount of a requiresRepublish driver: SetUp again, fresh tokens.
+  const std::string republish_ref =
+      "csi_plugin.go RequiresRemount and the reconciler's remount on every pod sync: SetUp "
+      "(NodePublishVolume, with fresh tokens) again";
+  if (!csi_driver.requires_republish) {
+    Skip(prefix + "republish", republish_ref, "the CSIDriver does not set requiresRepublish");
+  } else if (Interrupted()) {
+    Skip(prefix + "republish", republish_ref, "interrupted");
+  } else if (Selected(prefix + "republish")) {
+    std::vector<SentCall> calls;
+    CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
+    absl::Status s = block ? MapPodDevice(*a.plan, &client) : SetUp(*a.plan, &client, node_.tokens);
+    if (!s.ok()) {
+      std::vector<std::string> details;
+      if (!calls.empty()) details.push_back("request: " + Describe(calls.back()));
+      details.push_back(absl::StrCat("answer: ", s.message()));
+      details.push_back("kubelet needs OK: the driver asked to be published again");
+      Fail(prefix + "republish", republish_ref, "publishing again failed", details);
     } else {
-      // The same result: the target as it was (what it should be is the target check's).
-      struct stat after = {};
-      const bool exists = lstat(target.c_str(), &after) == 0;
-      if (exists != existed || (exists && (after.st_mode & S_IFMT) != (before.st_mode & S_IFMT))) {
-        Fail(prefix + "restart-replay", ref, "the repeated calls changed the target",
-             {exists && existed
-                  ? absl::StrCat("target_path ", target, " is of another file type than before")
-                  : absl::StrCat("target_path ", target, existed ? " is gone" : " appeared"),
-              "kubelet needs the same result: the volume was set up already"});
-      } else {
-        Pass(prefix + "restart-replay", ref,
-             absl::StrCat(CallSummary(replay), " again: OK, target unchanged"));
-      }
+      Pass(prefix + "republish", republish_ref, CallSummary(calls) + " again: OK");
     }
   }
 
-  // 4. A second pod on the same volume, and a read-only one.
+  // 5. A second pod on the same volume, and a read-only one.
   auto publish_other = [&](PodRun* run, const std::string& name, const std::string& ref) {
     if (Interrupted()) {
       Skip(name, ref, "interrupted");
@@ -574,7 +812,7 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
                 "csi_mounter.go SetUpAt: NodePublishVolume.readonly from the pod's "
                 "persistentVolumeClaim.readOnly");
 
-  // 5. Stats of a published volume, with the paths kubelet passes.
+  // 6. Stats of a published volume, with the paths kubelet passes.
   const std::string stats_name = prefix + "stats";
   const std::string stats_ref =
       "csi_metrics.go GetMetrics, csi_client.go NodeGetVolumeStats: the pod's mount directory, "
@@ -586,13 +824,12 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
     Skip(stats_name, stats_ref, "the driver lacks the GET_VOLUME_STATS node capability");
   } else if (block && !Exists(stats_path)) {
     Skip(stats_name, stats_ref,
-         absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume (a bind mount) was "
-                      "skipped, ",
-                      options_.node.host_skip_reason.empty() ? "not root"
-                                                             : options_.node.host_skip_reason));
+         absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
+                      node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
   } else if (Selected(stats_name)) {
-    CsiNodeClient client(driver_.endpoint, options_.node.timeout);
-    absl::StatusOr<VolumeStats> stats = client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
+    CsiNodeClient client(driver_.endpoint, node_.timeout);
+    absl::StatusOr<VolumeStats> stats =
+        client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
     if (!stats.ok()) {
       Fail(stats_name, stats_ref, "NodeGetVolumeStats failed",
            {absl::StrCat("request: volume_id ", a.plan->handle, ", volume_path ", stats_path),
@@ -636,7 +873,7 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
     }
   }
 
-  // 6. Online expansion, as kubelet expands a volume in use whose PV has grown.
+  // 7. Online expansion, as kubelet expands a volume in use whose PV has grown.
   const std::string expand_name = prefix + "expand";
   const std::string expand_ref =
       "operation_generator.go GenerateExpandInUseVolumeFunc, expander.go NodeExpand: "
@@ -647,9 +884,9 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
     Skip(expand_name, expand_ref, "the driver lacks the EXPAND_VOLUME node capability");
   } else if (Selected(expand_name)) {
     ObjectSet grown = objects;
-    PersistentVolume& pv = grown.volumes[pv_name];
-    pv.capacity = Quantity::FromValue(int64_t{2} << 30, Quantity::Format::kBinarySi);
-    NodeOptions node = options_.node;
+    grown.volumes[pv_name].capacity =
+        Quantity::FromValue(int64_t{2} << 30, Quantity::Format::kBinarySi);
+    NodeOptions node = node_;
     node.publishes = false;
     PodPlan plan = PlanVolumes(a.pod, grown, registry_.All(), node);
     std::vector<VolumePlan*> volumes = plan.ToPublish();
@@ -658,9 +895,8 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
            {std::string(plan.FirstError().message())});
     } else {
       std::vector<SentCall> calls;
-      CsiNodeClient client(driver_.endpoint, options_.node.timeout, &calls);
-      ExpansionOutcome expansion =
-          ExpandInUseVolume(*volumes[0], grown, node, a.pod.ns, &client);
+      CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
+      ExpansionOutcome expansion = ExpandInUseVolume(*volumes[0], grown, node, a.pod.ns, &client);
       const SentCall* sent = LastCall(calls, "NodeExpandVolume");
       if (!expansion.status.ok()) {
         std::vector<std::string> details;
@@ -677,15 +913,8 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
     }
   }
 
-  // 7. Teardown, with the repeated calls a retried teardown makes.
-  const std::string teardown_ref =
-      block ? "operation_generator.go GenerateUnmapVolumeFunc (UnmapPodDevice: "
-              "NodeUnpublishVolume), GenerateUnmapDeviceFunc (TearDownDevice: NodeUnstageVolume "
-              "after the last pod)"
-            : "operation_generator.go GenerateUnmountVolumeFunc (csi_mounter.go TearDownAt: "
-              "NodeUnpublishVolume), GenerateUnmountDeviceFunc (csi_attacher.go UnmountDevice: "
-              "NodeUnstageVolume after the last pod)";
-  // Pod B: its NodeUnpublishVolume sent twice before kubelet's own teardown sends it again.
+  // 8. Teardown, with the repeated calls a retried teardown makes. Pod B's NodeUnpublishVolume
+  // is sent twice before kubelet's own teardown sends it again.
   const std::string twice_ref =
       "csi_mounter.go TearDownAt after a kubelet restart or a failed teardown: "
       "NodeUnpublishVolume again for a volume the driver has already unpublished";
@@ -694,120 +923,121 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
   } else if (Interrupted()) {
     Skip(prefix + "unpublish-twice", twice_ref, "interrupted");
   } else if (Selected(prefix + "unpublish-twice")) {
-    const std::string& ref = twice_ref;
     const std::string b_target = block ? b.plan->block->publish : b.plan->paths.mount;
     std::vector<SentCall> calls;
-    CsiNodeClient client(driver_.endpoint, options_.node.timeout, &calls);
+    CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
     absl::Status first = client.NodeUnpublishVolume(b.plan->handle, b_target);
     absl::Status second = first.ok() ? client.Resend(calls.back()) : first;
     if (!first.ok() || !second.ok()) {
-      Fail(prefix + "unpublish-twice", ref,
-           first.ok() ? "the second NodeUnpublishVolume failed"
-                      : "NodeUnpublishVolume failed",
+      Fail(prefix + "unpublish-twice", twice_ref,
+           first.ok() ? "the second NodeUnpublishVolume failed" : "NodeUnpublishVolume failed",
            {"request: " + Describe(calls.back()),
             absl::StrCat("answer: ", (first.ok() ? second : first).message()),
             "kubelet needs OK: the volume is already unpublished (CSI: idempotent)"});
     } else {
-      Pass(prefix + "unpublish-twice", ref, "NodeUnpublishVolume twice: OK both times");
+      Pass(prefix + "unpublish-twice", twice_ref, "NodeUnpublishVolume twice: OK both times");
     }
   }
-  std::vector<std::string> teardown_failures;
-  std::vector<SentCall> c_calls, all_calls;
-  for (PodRun* run : {&b, &c, &a}) {
-    if (!run->published) continue;
-    std::vector<SentCall> calls;
-    if (absl::Status s = TearDown(run, &calls); !s.ok()) {
-      if (!calls.empty()) teardown_failures.push_back("request: " + Describe(calls.back()));
-      teardown_failures.push_back(
-          absl::StrCat("answer (pod ", run->pod.name, "): ", s.message()));
-    }
-    if (run == &c) c_calls = calls;
-    all_calls.insert(all_calls.end(), calls.begin(), calls.end());
-  }
-  if (!teardown_failures.empty()) {
-    teardown_failures.push_back("kubelet retries the teardown until it succeeds; the pod's "
-                                "volume stays in use meanwhile");
-    Fail(prefix + "teardown", teardown_ref, "tearing the pods' volume down failed",
-         teardown_failures);
-  } else {
-    Pass(prefix + "teardown", teardown_ref, CallSummary(all_calls));
-  }
+  std::vector<SentCall> teardown;
+  JudgeTeardown(prefix + "teardown", {&b, &c, &a},
+                block ? "operation_generator.go GenerateUnmapVolumeFunc (UnmapPodDevice: "
+                        "NodeUnpublishVolume), GenerateUnmapDeviceFunc (TearDownDevice: "
+                        "NodeUnstageVolume after the last pod)"
+                      : "operation_generator.go GenerateUnmountVolumeFunc (csi_mounter.go "
+                        "TearDownAt: NodeUnpublishVolume), GenerateUnmountDeviceFunc "
+                        "(csi_attacher.go UnmountDevice: NodeUnstageVolume after the last pod)",
+                &teardown);
   // Pod C's NodeUnpublishVolume again, now that kubelet has removed its target.
-  const std::string removed_ref =
-      "csi_mounter.go TearDownAt when the target is already gone (a kubelet restart after "
-      "removeMountDir): NodeUnpublishVolume all the same";
-  const SentCall* c_unpublish = LastCall(c_calls, "NodeUnpublishVolume");
-  if (c_unpublish == nullptr) {
-    Skip(prefix + "unpublish-removed-target", removed_ref, "pod sanity-c was not torn down");
-  } else if (Interrupted()) {
-    Skip(prefix + "unpublish-removed-target", removed_ref, "interrupted");
-  } else if (Selected(prefix + "unpublish-removed-target")) {
-    const SentCall* call = c_unpublish;
-    CsiNodeClient client(driver_.endpoint, options_.node.timeout);
-    if (absl::Status s = client.Resend(*call); !s.ok()) {
-      Fail(prefix + "unpublish-removed-target", removed_ref,
-           "NodeUnpublishVolume of a target that is gone failed",
-           {"request: " + Describe(*call), absl::StrCat("answer: ", s.message()),
-            "kubelet needs OK: there is nothing left to unpublish (CSI: NOT_FOUND is only for "
-            "an unknown volume)"});
-    } else {
-      Pass(prefix + "unpublish-removed-target", removed_ref, "OK");
-    }
+  const std::string c_target =
+      !c.plan.has_value() ? "" : block ? c.plan->block->publish : c.plan->paths.mount;
+  const SentCall* c_unpublish = nullptr;
+  for (const SentCall& call : teardown) {
+    const auto* request =
+        dynamic_cast<const csi::v1::NodeUnpublishVolumeRequest*>(call.request.get());
+    if (request != nullptr && request->target_path() == c_target) c_unpublish = &call;
   }
+  JudgeRepeat(prefix + "unpublish-removed-target", c_unpublish, kRemovedTargetRef,
+              "there is nothing left to unpublish (CSI: NOT_FOUND is only for an unknown volume)");
   const std::string unstage_ref =
       "csi_attacher.go UnmountDevice after a kubelet restart or a failed teardown: "
       "NodeUnstageVolume again";
-  const SentCall* unstage = LastCall(all_calls, "NodeUnstageVolume");
   if (!stages_) {
     Skip(prefix + "unstage-repeated", unstage_ref,
          "the driver lacks the STAGE_UNSTAGE_VOLUME node capability");
-  } else if (unstage == nullptr) {
-    Skip(prefix + "unstage-repeated", unstage_ref, "the volume was not unstaged");
-  } else if (Interrupted()) {
-    Skip(prefix + "unstage-repeated", unstage_ref, "interrupted");
-  } else if (Selected(prefix + "unstage-repeated")) {
-    CsiNodeClient client(driver_.endpoint, options_.node.timeout);
-    if (absl::Status s = client.Resend(*unstage); !s.ok()) {
-      Fail(prefix + "unstage-repeated", unstage_ref, "a repeated NodeUnstageVolume failed",
-           {"request: " + Describe(*unstage), absl::StrCat("answer: ", s.message()),
-            "kubelet needs OK: the volume is already unstaged (CSI: idempotent)"});
-    } else {
-      Pass(prefix + "unstage-repeated", unstage_ref, "OK");
-    }
+  } else {
+    JudgeRepeat(prefix + "unstage-repeated", LastCall(teardown, "NodeUnstageVolume"),
+                unstage_ref, "the volume is already unstaged (CSI: idempotent)");
   }
   CleanUp({&b, &c, &a});
 
-  // 8. Nothing left behind.
-  std::vector<std::string> left;
-  for (PodRun* run : {&a, &b, &c}) {
-    if (!run->plan.has_value()) continue;
-    const VolumePlan& plan = *run->plan;
-    // The target, kubelet's files for the pod's volume, and the volume's staging directory.
-    std::vector<std::string> paths =
-        block ? std::vector<std::string>{plan.block->publish, plan.block->pod_map,
-                                         plan.block->staging, plan.block->volume_dir}
-              : std::vector<std::string>{plan.paths.mount, plan.paths.dir};
-    if (!block && plan.device.has_value()) paths.push_back(plan.device->dir);
-    for (const std::string& path : paths) {
-      if (Exists(path) && std::find(left.begin(), left.end(), path + " still exists") == left.end()) {
-        left.push_back(path + " still exists");
-      }
+  // 9. Nothing left behind.
+  JudgeClean(prefix + "clean", {&a, &b, &c}, block);
+}
+
+void Judge::RunEphemeral(const std::string& kind) {
+  const std::string prefix = kind + "/";
+  const bool inline_volume = kind == "inline";
+  if (Interrupted()) {
+    SkipChecks(prefix, kEphemeralChecks, "interrupted");
+    return;
+  }
+  PodRun run;
+  run.pod = MakePod("sanity-e", "", /*block=*/false, /*read_only=*/false);
+  PodVolume& volume = run.pod.volumes.front();
+  volume.claim_name.reset();
+  std::vector<std::string> notes;
+  // The generic ephemeral volume's claim, as the ephemeral volume controller makes it: named
+  // <pod>-<volume>, controlled by the pod, bound to a PV of the first handle.
+  const std::string claim = run.pod.name + "-" + volume.name;
+  ObjectSet objects = ScenarioObjects("filesystem", options_.volume_handles.front(),
+                                      "sanity-ephemeral-1", claim, &notes);
+  const std::optional<TokenSource> tokens = StartTokens(objects);
+  std::string ref;
+  if (inline_volume) {
+    notes.clear();  // about the PV and its attachment, which an inline volume has not
+    const std::vector<std::string>& modes =
+        objects.csi_drivers.at(driver_.name).volume_lifecycle_modes;
+    if (std::find(modes.begin(), modes.end(), "Ephemeral") == modes.end()) {
+      SkipChecks(prefix, kEphemeralChecks,
+                 "the CSIDriver does not list Ephemeral in volumeLifecycleModes (give one that "
+                 "does with --objects to judge inline volumes)");
+      return;
     }
-  }
-  for (const std::string& mount : MountsUnder(options_.node.root_dir)) {
-    left.push_back(absl::StrCat(mount, " is still mounted"));
-  }
-  const std::string clean_ref =
-      "csi_mounter.go TearDownAt and csi_attacher.go UnmountDevice (removeMountDir), "
-      "csi_block.go TearDownDevice: nothing mounted, no target, staging directory or volume "
-      "file left once the last pod is gone";
-  if (!left.empty()) {
-    Fail(prefix + "clean", clean_ref, "the teardown left things behind", left);
+    volume.source_types = {"csi"};
+    volume.csi.emplace();
+    volume.csi->driver = driver_.name;
+    ref = "csi_mounter.go SetUpAt for an inline volume: NodePublishVolume with a handle kubelet "
+          "makes (csi-<sha256>), csi.storage.k8s.io/ephemeral \"true\", no NodeStageVolume";
   } else {
-    Pass(prefix + "clean", clean_ref,
-         absl::StrCat("no target, staging directory or volume file left, nothing mounted under ",
-                      options_.node.root_dir));
+    volume.source_types = {"ephemeral"};
+    volume.ephemeral_claim_template = true;
+    PersistentVolumeClaim& pvc = objects.claims.at({kNamespace, claim});
+    OwnerReference owner;
+    owner.api_version = "v1";
+    owner.kind = "Pod";
+    owner.name = run.pod.name;
+    owner.uid = run.pod.uid;
+    owner.controller = true;
+    pvc.owner_references.push_back(owner);
+    ref = "desired_state_of_world_populator.go createVolumeSpec (ephemeral.VolumeIsForPod), then "
+          "the persistent volume's MountDevice and SetUp";
   }
+  if (!JudgePublish(prefix, kEphemeralChecks, kind + " volumes", objects, notes,
+                    /*may_refuse=*/true, &run, ref)) {
+    return;
+  }
+  JudgeTarget(prefix + "target", run.plan->paths.mount, /*block=*/false);
+  JudgeReplay(prefix + "restart-replay", run, run.plan->paths.mount);
+  std::vector<SentCall> teardown;
+  JudgeTeardown(prefix + "teardown", {&run},
+                "operation_generator.go GenerateUnmountVolumeFunc (csi_mounter.go TearDownAt: "
+                "NodeUnpublishVolume), then for a persistent volume GenerateUnmountDeviceFunc",
+                &teardown);
+  JudgeRepeat(prefix + "unpublish-removed-target", LastCall(teardown, "NodeUnpublishVolume"),
+              kRemovedTargetRef,
+              "there is nothing left to unpublish (CSI: NOT_FOUND is only for an unknown volume)");
+  CleanUp({&run});
+  JudgeClean(prefix + "clean", {&run}, /*block=*/false);
 }
 
 SanityReport Judge::Run() {
@@ -817,27 +1047,52 @@ SanityReport Judge::Run() {
       return report_;
     }
   }
+  if (!options_.service_account_key_file.empty()) {
+    // A bad key is bad input: said before anything is sent.
+    PublishCommand command;
+    command.service_account_key_file = options_.service_account_key_file;
+    command.service_account_issuer = options_.service_account_issuer;
+    absl::StatusOr<TokenSource> source =
+        StartTokenSource(command, given_, [] { return absl::Now(); });
+    if (!source.ok()) {
+      report_.error = std::string(source.status().message());
+      return report_;
+    }
+  }
   std::vector<std::string> modes = options_.volume_modes;
   if (modes.empty()) modes = {"filesystem", "block"};
+  // Inline and generic ephemeral volumes are filesystem volumes.
+  const bool ephemeral = std::find(modes.begin(), modes.end(), "filesystem") != modes.end();
   if (!Register()) {
     for (const char* check : {"registration/node-info", "registration/capabilities"}) {
       Skip(check, "", "not registered");
     }
     for (const std::string& handle : options_.volume_handles) {
       for (const std::string& mode : modes) {
-        SkipScenario(options_.volume_handles.size() > 1 ? absl::StrCat(mode, "/", handle, "/")
-                                                        : mode + "/",
-                     "the driver is not registered");
+        SkipChecks(options_.volume_handles.size() > 1 ? absl::StrCat(mode, "/", handle, "/")
+                                                      : mode + "/",
+                   kVolumeChecks, "the driver is not registered");
+      }
+    }
+    if (ephemeral) {
+      for (const char* kind : {"inline", "generic-ephemeral"}) {
+        SkipChecks(std::string(kind) + "/", kEphemeralChecks, "the driver is not registered");
       }
     }
   } else {
+    // Kubelet publishes a driver's inline volumes where the node allows them: here, this one's.
+    node_.allowed_inline_drivers.insert(driver_.name);
     ReadCapabilities();
     int index = 0;
     for (const std::string& handle : options_.volume_handles) {
       ++index;
       for (const std::string& mode : modes) RunScenario(mode, handle, index);
     }
+    if (ephemeral) {
+      for (const char* kind : {"inline", "generic-ephemeral"}) RunEphemeral(kind);
+    }
   }
+  node_.tokens = nullptr;
   out_ << report_.passed << " passed, " << report_.failed << " failed, " << report_.skipped
        << " skipped" << std::endl;
   return report_;

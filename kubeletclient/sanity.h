@@ -2,7 +2,8 @@
 // csi-sanity judges it by the CSI spec with paths and arguments of its own choosing.
 //
 // The driver is registered as kubelet registers it (the registration handshake, NodeGetInfo),
-// then every volume given (--volume-handle) is taken, in each volume mode asked for, through
+// then every volume given (--volume-handle) is taken, in each volume mode asked for (and as an
+// inline and a generic ephemeral volume, when the objects allow them), through
 // kubelet's own sequence on made-up pods of a made-up claim: the same code as `kubeletclient
 // publish` and `unpublish` (publisher.h), so the paths, the order and the arguments are
 // kubelet's. Between the steps come the calls kubelet makes in the situations drivers get wrong:
@@ -39,6 +40,10 @@ struct SanityOptions {
   // "filesystem", "block"; empty: both, and a mode the driver refuses is skipped.
   std::vector<std::string> volume_modes;
   std::string only, skip;  // ECMAScript regular expressions over check names; empty: none
+  // The API server's service-account signing key and issuer, for a CSIDriver with tokenRequests
+  // (as `publish` has them); no key: such a driver's volumes are skipped.
+  std::string service_account_key_file;
+  std::string service_account_issuer = "https://kubernetes.default.svc.cluster.local";
   NodeOptions node;        // root_dir, node_name, feature gates, host changes
   HandshakeTimeouts handshake;
   CsiHandlerOptions csi;

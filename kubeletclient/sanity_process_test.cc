@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubeletclient/token/test_keys.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
 #include "test/util/temp_dir.h"
@@ -137,9 +138,23 @@ class SanityTest : public ::testing::Test {
 };
 
 const std::set<std::string> kVolumeChecks = {
-    "publish",    "target", "restart-replay", "second-pod",    "read-only",
-    "stats",      "expand", "unpublish-twice", "teardown", "unpublish-removed-target",
+    "publish", "target", "tokens", "restart-replay", "republish", "second-pod", "read-only",
+    "stats", "expand", "unpublish-twice", "teardown", "unpublish-removed-target",
     "unstage-repeated", "clean"};
+const std::set<std::string> kEphemeralChecks = {
+    "publish", "target", "restart-replay", "teardown", "unpublish-removed-target", "clean"};
+
+// A CSIDriver that allows every kind of volume and asks for all there is: tokens, republish.
+constexpr char kCsiDriver[] = R"(apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: sample.csi.example.com}
+spec:
+  attachRequired: false
+  podInfoOnMount: true
+  volumeLifecycleModes: [Persistent, Ephemeral]
+  tokenRequests: [{audience: vault}]
+  requiresRepublish: true
+)";
 
 std::set<std::string> Named(const std::string& mode, std::set<std::string> checks) {
   std::set<std::string> names;
@@ -147,33 +162,50 @@ std::set<std::string> Named(const std::string& mode, std::set<std::string> check
   return names;
 }
 
-// The sample driver, staging: every check applies and passes.
+// The sample driver, staging, with a CSIDriver that allows and asks for everything and the key
+// to sign its tokens: every check applies and passes, but tokens for block volumes, which kubelet
+// never sends.
 TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   StartDriver({"--stage-unstage"});
+  ASSERT_TRUE(WriteFile(dir_.Join("csidriver.yaml"), kCsiDriver));
+  ASSERT_TRUE(WriteFile(dir_.Join("sa.key"), token::NewKeyPem("EC", "P-256")));
   const std::string junit = dir_.Join("junit.xml");
   std::string out;
-  ASSERT_EQ(Run({"--junit=" + junit}, &out), 0) << out;
+  ASSERT_EQ(Run({"--junit=" + junit, "--objects=" + dir_.Join("csidriver.yaml"),
+                 "--service-account-key-file=" + dir_.Join("sa.key")},
+                &out),
+            0)
+      << out;
   auto verdicts = Verdicts(out);
-  std::set<std::string> passed = Named("filesystem", kVolumeChecks);
-  std::set<std::string> block = Named("block", kVolumeChecks);
-  passed.insert(block.begin(), block.end());
-  passed.insert({"registration/handshake", "registration/node-info", "registration/capabilities"});
+  std::set<std::string> passed = {"registration/handshake", "registration/node-info",
+                                  "registration/capabilities"};
+  for (const auto& [prefix, checks] :
+       std::vector<std::pair<std::string, std::set<std::string>>>{
+           {"filesystem", kVolumeChecks}, {"block", kVolumeChecks},
+           {"inline", kEphemeralChecks}, {"generic-ephemeral", kEphemeralChecks}}) {
+    std::set<std::string> named = Named(prefix, checks);
+    passed.insert(named.begin(), named.end());
+  }
+  passed.erase("block/tokens");
   EXPECT_EQ(verdicts["PASS"], passed) << out;
   EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
-  EXPECT_THAT(verdicts["SKIP"], IsEmpty()) << out;
-  EXPECT_THAT(out, HasSubstr(absl::StrCat(passed.size(), " passed, 0 failed, 0 skipped")));
+  EXPECT_THAT(verdicts["SKIP"], ElementsAre("block/tokens")) << out;
+  EXPECT_THAT(out, HasSubstr(absl::StrCat(passed.size(), " passed, 0 failed, 1 skipped")));
+  EXPECT_THAT(out, HasSubstr("PASS  filesystem/tokens: NodePublishVolume with tokens for [vault] "
+                             "accepted"));
+  EXPECT_THAT(out, HasSubstr("PASS  inline/publish: NodePublishVolume\n"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
   EXPECT_THAT(out, HasSubstr("PASS  block/target: "));
   EXPECT_THAT(LeftTargets(), IsEmpty());
   // JUnit: a testcase per check.
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
-  EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size(),
-                                          "\" failures=\"0\" skipped=\"0\">")));
+  EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size() + 1,
+                                          "\" failures=\"0\" skipped=\"1\">")));
   EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.block\" name=\"block/stats\">"
                              "</testcase>"));
   // The XML declaration, the two suite elements open and closed, a line per check.
-  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 5);
+  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 1 + 5);
 }
 
 // A driver that does not stage: the repeated NodeUnstageVolume does not apply.
@@ -188,7 +220,11 @@ TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
                              "name=\"filesystem/unstage-repeated\"><skipped message=\"the driver "
                              "lacks the STAGE_UNSTAGE_VOLUME node capability\"/></testcase>"));
   auto verdicts = Verdicts(out);
-  EXPECT_EQ(verdicts["SKIP"], std::set<std::string>{"filesystem/unstage-repeated"}) << out;
+  // Without a CSIDriver object: no tokens, no republish, no inline volumes either.
+  std::set<std::string> skipped = Named("inline", kEphemeralChecks);
+  skipped.insert({"filesystem/unstage-repeated", "filesystem/tokens", "filesystem/republish"});
+  EXPECT_EQ(verdicts["SKIP"], skipped) << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  inline/publish: the CSIDriver does not list Ephemeral"));
   EXPECT_THAT(out, HasSubstr("SKIP  filesystem/unstage-repeated: the driver lacks the "
                              "STAGE_UNSTAGE_VOLUME node capability"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodePublishVolume"));
@@ -198,11 +234,13 @@ TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
 // Each fault fails the checks of what it breaks, and only those.
 TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
   const std::map<std::string, std::set<std::string>> expected = {
-      {"stage-not-idempotent", {"filesystem/restart-replay", "block/restart-replay"}},
+      {"stage-not-idempotent",
+       {"filesystem/restart-replay", "block/restart-replay", "generic-ephemeral/restart-replay"}},
       {"unpublish-missing-target",
-       // The filesystem volume's failed teardown leaves it staged, which clean says. (The block
-       // volume's pod entry is gone before its NodeUnpublishVolume fails, so the last pod's
-       // teardown unstages it.)
+       // The filesystem volume's failed teardown leaves it staged, which clean says (and the
+       // generic ephemeral volume, on the same handle, is skipped for it). The block volume's pod
+       // entry is gone before its NodeUnpublishVolume fails, so the last pod's teardown unstages
+       // it.
        {"filesystem/unpublish-twice", "filesystem/teardown", "filesystem/unpublish-removed-target",
         "filesystem/clean", "block/unpublish-twice", "block/teardown",
         "block/unpublish-removed-target"}},

@@ -253,12 +253,14 @@ echo "    UnmapPodDevice (NodeUnpublishVolume) and TearDownDevice (NodeUnstageVo
   echo "    the pod's volume directories and links, $device_dir and $block_dir/pv-demo-disk are gone"
 
 step "Judging the driver by what kubelet will do to it (kubeletclient sanity, both volume modes)"
-echo "    The restart replay, a second and a read-only pod, stats, online expansion, repeated"
-echo "    unpublish and unstage, and nothing left behind; on its own root directory."
+echo "    The restart replay, tokens and republish, a second and a read-only pod, stats, online"
+echo "    expansion, repeated unpublish and unstage, inline and generic ephemeral volumes, and"
+echo "    nothing left behind; on a root directory of its own, with the demo's CSIDriver object."
 mkdir -p "$work/sanity-root"
 "$bin/kubeletclient/kubeletclient" sanity \
   --registration-socket="$registry/sample.csi.example.com-reg.sock" \
   --root-dir="$work/sanity-root" --volume-handle=demo-sanity-vol --node-name=demo-node \
+  --objects=test/demo/csidriver.yaml --service-account-key-file="$work/sa.key" \
   2>/dev/null | cut -c1-150 | indent
 
 step "Stopping the registrar with SIGTERM: its socket goes, the driver is deregistered"
