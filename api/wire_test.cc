@@ -196,6 +196,51 @@ TEST(WireTest, NodeGetVolumeStats) {
                     0x12, 5, 0x08, 1, 0x12, 1, 'm'}));  // volume_condition = 2 {abnormal, "m"}
 }
 
+// The Controller calls `kubeletclient sanity` makes to create and attach a volume.
+TEST(WireTest, ControllerCalls) {
+  csi::v1::CreateVolumeRequest create;
+  create.set_name("n");
+  create.mutable_capacity_range()->set_required_bytes(1);
+  create.add_volume_capabilities()->mutable_block();
+  (*create.mutable_parameters())["p"] = "q";
+  (*create.mutable_secrets())["k"] = "x";
+  ExpectWire(create, Bytes({0x0a, 1, 'n',                            // name = 1
+                            0x12, 2, 0x08, 1,                        // capacity_range = 2
+                            0x1a, 2, 0x0a, 0,                        // volume_capabilities = 3
+                            0x22, 6, 0x0a, 1, 'p', 0x12, 1, 'q',     // parameters = 4
+                            0x2a, 6, 0x0a, 1, 'k', 0x12, 1, 'x'}));  // secrets = 5
+  csi::v1::CreateVolumeResponse created;
+  created.mutable_volume()->set_capacity_bytes(2);
+  created.mutable_volume()->set_volume_id("v");
+  (*created.mutable_volume()->mutable_volume_context())["c"] = "d";
+  created.mutable_volume()->add_accessible_topology();
+  ExpectWire(created, Bytes({0x0a, 15, 0x08, 2, 0x12, 1, 'v',     // volume = 1 {1: 2, 2: "v",
+                             0x1a, 6, 0x0a, 1, 'c', 0x12, 1, 'd',  //   volume_context = 3,
+                             0x2a, 0}));                           //   accessible_topology = 5}
+  csi::v1::ControllerPublishVolumeRequest publish;
+  publish.set_volume_id("v");
+  publish.set_node_id("n");
+  publish.mutable_volume_capability()->mutable_block();
+  publish.set_readonly(true);
+  (*publish.mutable_volume_context())["c"] = "d";
+  ExpectWire(publish, Bytes({0x0a, 1, 'v', 0x12, 1, 'n', 0x1a, 2, 0x0a, 0, 0x20, 1,
+                             0x32, 6, 0x0a, 1, 'c', 0x12, 1, 'd'}));  // volume_context = 6
+  csi::v1::ControllerPublishVolumeResponse published;
+  (*published.mutable_publish_context())["a"] = "b";
+  ExpectWire(published, Bytes({0x0a, 6, 0x0a, 1, 'a', 0x12, 1, 'b'}));
+  csi::v1::ControllerUnpublishVolumeRequest unpublish;
+  unpublish.set_volume_id("v");
+  unpublish.set_node_id("n");
+  ExpectWire(unpublish, Bytes({0x0a, 1, 'v', 0x12, 1, 'n'}));
+  csi::v1::DeleteVolumeRequest del;
+  del.set_volume_id("v");
+  ExpectWire(del, Bytes({0x0a, 1, 'v'}));
+  csi::v1::ControllerGetCapabilitiesResponse capabilities;
+  capabilities.add_capabilities()->mutable_rpc()->set_type(
+      csi::v1::ControllerServiceCapability::RPC::PUBLISH_UNPUBLISH_VOLUME);
+  ExpectWire(capabilities, Bytes({0x0a, 4, 0x0a, 2, 0x08, 2}));
+}
+
 TEST(WireTest, CapabilitiesAndEnums) {
   csi::v1::GetPluginCapabilitiesResponse plugin;
   plugin.add_capabilities()->mutable_service()->set_type(

@@ -33,6 +33,10 @@ DEFINE_string(token_jwks, "",
               "JWKS document (the API server's /openid/v1/jwks, or `kubeletclient jwks`) to "
               "verify the service-account tokens kubelet hands over; their claims are recorded, "
               "never the tokens.");
+DEFINE_bool(controller, false,
+            "Serve the Controller service too (CreateVolume, DeleteVolume, ControllerPublishVolume, "
+            "ControllerUnpublishVolume), and stage and publish the volumes it creates only once "
+            "attached to this node.");
 DEFINE_string(faults, "",
               "Break the driver on purpose, comma-separated: stage-not-idempotent, "
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity (for "
@@ -67,8 +71,9 @@ int main(int argc, char** argv) {
   if (ndr::HelpRequested(argc, argv)) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
-        {{"", {"data_dir", "drivername", "endpoint", "max_volumes_per_node", "nodeid",
-               "reject_pod_info", "stage_unstage", "token_jwks", "topology", "vendor_version"}},
+        {{"", {"controller", "data_dir", "drivername", "endpoint", "faults",
+               "max_volumes_per_node", "nodeid", "reject_pod_info", "stage_unstage", "token_jwks",
+               "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -89,6 +94,7 @@ int main(int argc, char** argv) {
   options.max_volumes_per_node = FLAGS_max_volumes_per_node;
   options.reject_pod_info = FLAGS_reject_pod_info;
   options.stage_unstage = FLAGS_stage_unstage;
+  options.controller = FLAGS_controller;
   options.data_dir = FLAGS_data_dir;
   for (absl::string_view fault : absl::StrSplit(FLAGS_faults, ',', absl::SkipWhitespace())) {
     options.faults.emplace(fault);

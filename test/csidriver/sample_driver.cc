@@ -251,6 +251,10 @@ grpc::Status IdentityService::GetPluginCapabilities(
     grpc::ServerContext*, const csi::v1::GetPluginCapabilitiesRequest*,
     csi::v1::GetPluginCapabilitiesResponse* response) {
   NDR_VLOG(4) << "GetPluginCapabilities";
+  if (options_.controller) {
+    response->add_capabilities()->mutable_service()->set_type(
+        csi::v1::PluginCapability::Service::CONTROLLER_SERVICE);
+  }
   if (!options_.topology.empty()) {
     response->add_capabilities()->mutable_service()->set_type(
         csi::v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
@@ -311,6 +315,19 @@ grpc::Status NodeService::NodeStageVolume(grpc::ServerContext*,
   return ToGrpc(status);
 }
 
+absl::Status NodeService::CheckAttached(
+    const std::string& volume_id,
+    const google::protobuf::Map<std::string, std::string>& publish_context) const {
+  if (!options_.controller || !absl::StartsWith(volume_id, "sample-")) return absl::OkStatus();
+  auto attached = publish_context.find(kAttachedToKey);
+  if (attached == publish_context.end() || attached->second != options_.node_id) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "volume ", volume_id, " is not attached to node ", options_.node_id,
+        " (publish_context has no ", kAttachedToKey, " naming it: ControllerPublishVolume first)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) {
   if (!options_.stage_unstage) {
     return absl::UnimplementedError("this driver does not stage (run it with --stage-unstage)");
@@ -325,6 +342,9 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
   if (!IsDirectory(staging)) {
     return absl::FailedPreconditionError(
         absl::StrCat("staging_target_path ", staging, " is not a directory (the CO creates it)"));
+  }
+  if (absl::Status s = CheckAttached(request.volume_id(), request.publish_context()); !s.ok()) {
+    return s;
   }
   const std::string staged_path = absl::StrCat(staging, "/", kStagedFile);
   const std::string fingerprint = StagedFingerprint(request);
@@ -431,6 +451,11 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
   auto ephemeral = request.volume_context().find(absl::StrCat(kPodInfoPrefix, "ephemeral"));
   const bool is_ephemeral = ephemeral != request.volume_context().end() &&
                             ephemeral->second == "true";
+  if (!is_ephemeral) {
+    if (absl::Status s = CheckAttached(request.volume_id(), request.publish_context()); !s.ok()) {
+      return s;
+    }
+  }
   if (options_.stage_unstage && !is_ephemeral) {
     std::string staged;
     const std::string& staging = request.staging_target_path();

@@ -1,6 +1,7 @@
 // A small but real CSI node plugin, used by the demo and by every integration test.
 //
-// It serves the CSI Identity and Node services. Its volumes are directories of files: on
+// It serves the CSI Identity and Node services (and with --controller the Controller service,
+// sample_controller.h). Its volumes are directories of files: on
 // NodePublishVolume it creates the target directory and writes one file per volume_context entry
 // (so a pod that asked for pod information finds its own name, namespace, UID and service account
 // there, a small cousin of the secrets-store style of driver), and on NodeUnpublishVolume it
@@ -86,6 +87,9 @@ inline constexpr size_t kMaxNodeIdLength = 256;
 // The volume-context key kubelet hands tokens in, and the record of them in a target.
 inline constexpr char kTokensKey[] = "csi.storage.k8s.io/serviceAccount.tokens";
 inline constexpr char kTokensRecordFile[] = ".sample-csi-tokens.json";
+// With a controller (DriverOptions::controller): the publish-context key of
+// ControllerPublishVolume that says which node a volume is attached to.
+inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 
 // Deliberate departures from what kubelet needs of a node plugin, each switched on by name
 // (DriverOptions::faults, --faults), so that the tools that judge drivers (`kubeletclient
@@ -131,6 +135,10 @@ struct DriverOptions {
   nlohmann::json token_jwks;
   // Faults to commit (kFaults); none by default.
   std::set<std::string> faults;
+  // Serve the Controller service too (sample_controller.h), and advertise CONTROLLER_SERVICE.
+  // The volumes it creates ("sample-<name>") are then staged and published only with the publish
+  // context of their ControllerPublishVolume to this node.
+  bool controller = false;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
@@ -192,6 +200,10 @@ class NodeService final : public csi::v1::Node::Service {
                                 csi::v1::NodeExpandVolumeResponse* response) override;
 
  private:
+  // With a controller: a volume it created must carry this node's kAttachedToKey.
+  absl::Status CheckAttached(
+      const std::string& volume_id,
+      const google::protobuf::Map<std::string, std::string>& publish_context) const;
   absl::Status Stage(const csi::v1::NodeStageVolumeRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Unstage(const csi::v1::NodeUnstageVolumeRequest& request)

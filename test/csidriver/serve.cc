@@ -10,6 +10,7 @@
 #include "api/endpoint.h"
 #include "logging/logging.h"
 #include "grpcpp/grpcpp.h"
+#include "test/csidriver/sample_controller.h"
 
 namespace ndr::sample {
 namespace {
@@ -57,10 +58,12 @@ absl::Status Serve(const DriverOptions& options, const std::string& socket_path)
 
   IdentityService identity(options);
   NodeService node(options);
+  ControllerService controller;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(GrpcUnixTarget(socket_path), grpc::InsecureServerCredentials());
   builder.RegisterService(&identity);
   builder.RegisterService(&node);
+  if (options.controller) builder.RegisterService(&controller);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
     return absl::UnavailableError(absl::StrCat("listen ", socket_path, ": gRPC could not bind"));
