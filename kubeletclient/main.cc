@@ -10,7 +10,7 @@
 //   kubeletclient stats --pod=FILE [--objects=...] ... [--format=json|prometheus]
 //   kubeletclient jwks --service-account-key-file=PEM
 //   kubeletclient sanity --registration-socket=S | --plugin-registry-dir=D --root-dir=R
-//       --volume-handle=H[,...] [--volume-mode=filesystem,block] [--junit=FILE]
+//       [--volume-handle=H,...] [--volume-mode=filesystem,block] [--junit=FILE]
 #include <limits.h>
 #include <signal.h>
 #include <unistd.h>
@@ -77,7 +77,8 @@ DEFINE_string(interval, "1m",
               "not waited for); kubelet syncs a pod about once a minute.");
 DEFINE_string(volume_handle, "",
               "Volumes to judge the driver with, comma-separated: handles the driver knows (or "
-              "accepts, for a driver that makes its volumes on demand). Required.");
+              "accepts, for a driver that makes its volumes on demand). None: volumes are created "
+              "(and attached) through the driver's Controller service.");
 DEFINE_string(volume_mode, "",
               "Volume modes to judge, comma-separated: filesystem, block (default: both; a mode "
               "the driver refuses is then skipped).");
@@ -148,7 +149,7 @@ const std::vector<Command>& Commands() {
        {"service_account_key_file"}},
       {"sanity",
        "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
-       "--root-dir=DIR --volume-handle=H[,H...] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
+       "--root-dir=DIR [--volume-handle=H[,H...]] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--junit=FILE] [--only=REGEX] [--skip=REGEX] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
@@ -204,11 +205,8 @@ int Sanity(const ndr::kubelet::PublishCommand& publish) {
     return Fail("sanity: --root-dir is required: a directory of its own, not kubelet's (the "
                 "made-up pods it publishes would be kubelet's orphans)");
   }
+  // None: volumes the driver's Controller service creates (an error if it cannot).
   options.volume_handles = absl::StrSplit(FLAGS_volume_handle, ',', absl::SkipWhitespace());
-  if (options.volume_handles.empty()) {
-    return Fail("sanity: --volume-handle is required: the volume (or volumes) to judge the "
-                "driver with");
-  }
   for (absl::string_view mode : absl::StrSplit(FLAGS_volume_mode, ',', absl::SkipWhitespace())) {
     if (mode != "filesystem" && mode != "block") {
       return Fail(absl::StrCat("--volume-mode: \"", mode, "\" is not filesystem or block"));

@@ -23,6 +23,7 @@
 #include "kubeletclient/csi/publisher.h"
 #include "kubeletclient/objects/object_validation.h"
 #include "kubeletclient/pluginmanager/plugin_watcher.h"
+#include "kubeletclient/sanity_controller.h"
 #include "kubeletclient/volume_command.h"
 
 namespace ndr::kubelet {
@@ -156,16 +157,48 @@ class Judge {
   void JudgeNodeInfo(const DriverInfo& info);
   void ReadCapabilities();
   // A persistent volume in `mode`, and the inline or generic ephemeral volume (`kind`).
+  // `handle` empty: a volume the driver's controller creates.
   void RunScenario(const std::string& mode, const std::string& handle, int index);
+  void RunVolumeChecks(const std::string& mode, const std::string& prefix,
+                       const std::string& pv_name, const ObjectSet& objects,
+                       const std::vector<std::string>& notes);
   void RunEphemeral(const std::string& kind);
+  // The controller's capabilities, when no handle is given: false when it cannot create volumes
+  // (then report_.error says so).
+  bool ReadControllerCapabilities();
   // Skips `checks` from the `from`th on, under `prefix`, for `why`.
   void SkipChecks(const std::string& prefix, const std::vector<std::string>& checks,
                   const std::string& why, size_t from = 0);
 
-  // The objects of a scenario: those given, plus a PV `pv_name` in `mode` with `handle`, bound to
+  // A scenario's volume: the handle given, or one created through the driver's Controller
+  // service (and attached to this node when the CSIDriver wants attachments).
+  struct Provisioned {
+    std::string handle;
+    bool created = false;   // by CreateVolume: DeleteVolume at the end
+    bool attached = false;  // by ControllerPublishVolume: ControllerUnpublishVolume at the end
+    StringMap attributes;   // the created volume's volume_context: the PV's volumeAttributes
+    StringMap publish_context;  // the attachment's metadata
+    int64_t capacity = int64_t{1} << 30;
+    CapabilityArgs capability;
+  };
+  // Creates the volume when no handle was given (`<prefix>create-volume`); false when it could
+  // not be, and then the scenario's `checks` are skipped.
+  bool Provision(const std::string& prefix, const std::string& mode, const std::string& handle,
+                 const std::vector<std::string>& checks, Provisioned* volume);
+  // Attaches a created volume when the CSIDriver of `objects` wants attachments and the driver
+  // can (`<prefix>controller-publish`): its publish context becomes the VolumeAttachment's
+  // metadata in `objects`.
+  void Attach(const std::string& prefix, const std::string& pv_name, Provisioned* volume,
+              ObjectSet* objects);
+  // Detaches and deletes what Provision and Attach made (`controller-unpublish`,
+  // `delete-volume`).
+  void Deprovision(const std::string& prefix, const Provisioned& volume);
+
+  // The objects of a scenario: those given, plus a PV `pv_name` in `mode` of `volume`, bound to
   // the claim `claim_name`, a CSIDriver and a ServiceAccount if none was given, an attachment if
-  // the CSIDriver wants one. What was assumed goes to `notes`.
-  ObjectSet ScenarioObjects(const std::string& mode, const std::string& handle,
+  // the CSIDriver wants one (assumed, unless the driver's controller will make it). What was
+  // assumed goes to `notes`.
+  ObjectSet ScenarioObjects(const std::string& mode, const Provisioned& volume,
                             const std::string& pv_name, const std::string& claim_name,
                             std::vector<std::string>* notes);
   Pod MakePod(const std::string& name, const std::string& claim, bool block, bool read_only);
@@ -209,6 +242,7 @@ class Judge {
   DriverRegistry registry_;
   DriverInfo driver_;
   bool stages_ = false, expands_ = false, stats_ = false;
+  ControllerCapabilities controller_;  // read only when volumes are to be created
 };
 
 // The kubelet functions the checks stand for.
@@ -352,9 +386,10 @@ void Judge::ReadCapabilities() {
                     : absl::StrJoin(have, ", "));
 }
 
-ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& handle,
+ObjectSet Judge::ScenarioObjects(const std::string& mode, const Provisioned& volume,
                                  const std::string& pv_name, const std::string& claim_name,
                                  std::vector<std::string>* notes) {
+  const std::string& handle = volume.handle;
   ObjectSet objects = given_;
   PersistentVolume pv;
   // A PV among --objects with this handle lends what the driver needs to see.
@@ -369,11 +404,13 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& han
   pv.name = pv_name;
   pv.volume_mode = mode == "block" ? "Block" : "Filesystem";
   if (pv.access_modes.empty()) pv.access_modes = {"ReadWriteOnce"};
-  pv.capacity = Quantity::FromValue(int64_t{1} << 30, Quantity::Format::kBinarySi);
+  pv.capacity = Quantity::FromValue(volume.capacity, Quantity::Format::kBinarySi);
   if (!pv.csi.has_value()) pv.csi.emplace();
   pv.csi->driver = driver_.name;
   pv.csi->volume_handle = handle;
   pv.csi->read_only = false;
+  // The external-provisioner's PV: the created volume's context as its attributes.
+  if (volume.created) pv.csi->volume_attributes = volume.attributes;
   PersistentVolumeClaim claim;
   claim.ns = kNamespace;
   claim.name = claim_name;
@@ -386,13 +423,16 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& han
   objects.volumes[pv.name] = pv;
   objects.claims[{claim.ns, claim.name}] = claim;
   if (objects.csi_drivers.count(driver_.name) == 0) {
+    // Attachments only where the driver's controller makes them.
+    const bool attach = volume.created && controller_.publish_unpublish;
     CsiDriverObject csi_driver;
     csi_driver.name = driver_.name;
-    csi_driver.attach_required = false;
+    csi_driver.attach_required = attach;
     csi_driver.pod_info_on_mount = false;
     csi_driver.volume_lifecycle_modes = {"Persistent"};  // the API server's default
     objects.csi_drivers[driver_.name] = csi_driver;
-    notes->push_back("no CSIDriver object given: attachRequired false, podInfoOnMount false");
+    notes->push_back(absl::StrCat("no CSIDriver object given: attachRequired ",
+                                  attach ? "true" : "false", ", podInfoOnMount false"));
   }
   if (objects.service_accounts.count({kNamespace, "default"}) == 0) {
     ServiceAccount account;
@@ -402,7 +442,8 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const std::string& han
     objects.service_accounts[{kNamespace, "default"}] = account;
   }
   const CsiDriverObject& csi_driver = objects.csi_drivers[driver_.name];
-  if (csi_driver.attach_required.value_or(true)) {
+  if (csi_driver.attach_required.value_or(true) &&
+      !(volume.created && controller_.publish_unpublish)) {
     const std::string name = AttachmentName(handle, driver_.name, node_.node_name);
     if (objects.attachments.count(name) == 0) {
       VolumeAttachment attachment;
@@ -701,17 +742,126 @@ void Judge::SkipChecks(const std::string& prefix, const std::vector<std::string>
   for (size_t i = from; i < checks.size(); ++i) Skip(prefix + checks[i], "", why);
 }
 
+constexpr char kCreateRef[] =
+    "not kubelet's: the external-provisioner's CreateVolume (and DeleteVolume at the end), "
+    "whose volume_context becomes the PV's volumeAttributes, as csi-sanity makes volumes";
+constexpr char kAttachRef[] =
+    "not kubelet's: the external-attacher's ControllerPublishVolume to the node's ID (and "
+    "ControllerUnpublishVolume at the end), whose publish_context becomes the VolumeAttachment's "
+    "attachmentMetadata, which kubelet's WaitForAttach hands to NodeStageVolume and "
+    "NodePublishVolume";
+
+bool Judge::Provision(const std::string& prefix, const std::string& mode,
+                      const std::string& handle, const std::vector<std::string>& checks,
+                      Provisioned* volume) {
+  volume->capability.block = mode == "block";
+  if (!handle.empty()) {
+    volume->handle = handle;
+    return true;
+  }
+  std::vector<SentCall> calls;
+  SanityController controller(driver_.endpoint, node_.timeout, &calls);
+  const std::string name =
+      absl::StrCat("kubeletclient-sanity-", prefix.substr(0, prefix.size() - 1), "-",
+                   RandomUid().substr(0, 8));
+  absl::StatusOr<csi::v1::Volume> created =
+      controller.CreateVolume(name, volume->capacity, volume->capability);
+  if (!created.ok()) {
+    std::vector<std::string> details;
+    if (!calls.empty()) details.push_back("request: " + Describe(calls.back()));
+    details.push_back(absl::StrCat("answer: ", created.status().message()));
+    Fail(prefix + "create-volume", kCreateRef, "CreateVolume failed", details);
+    SkipChecks(prefix, checks, "no volume to judge with");
+    return false;
+  }
+  volume->created = true;
+  volume->handle = created->volume_id();
+  volume->attributes = StringMap(created->volume_context().begin(), created->volume_context().end());
+  if (created->capacity_bytes() > 0) volume->capacity = created->capacity_bytes();
+  Pass(prefix + "create-volume", kCreateRef,
+       absl::StrCat("volume ", volume->handle, ", ", volume->capacity, " bytes, ",
+                    volume->attributes.size(), " volume_context keys"));
+  return true;
+}
+
+void Judge::Attach(const std::string& prefix, const std::string& pv_name, Provisioned* volume,
+                   ObjectSet* objects) {
+  const CsiDriverObject& csi_driver = objects->csi_drivers.at(driver_.name);
+  if (!volume->created || !controller_.publish_unpublish ||
+      !csi_driver.attach_required.value_or(true)) {
+    return;
+  }
+  std::vector<SentCall> calls;
+  SanityController controller(driver_.endpoint, node_.timeout, &calls);
+  absl::StatusOr<StringMap> context = controller.ControllerPublishVolume(
+      volume->handle, driver_.node_id, volume->capability, volume->attributes);
+  VolumeAttachment attachment;
+  attachment.name = AttachmentName(volume->handle, driver_.name, node_.node_name);
+  attachment.attacher = driver_.name;
+  attachment.node_name = node_.node_name;
+  attachment.persistent_volume_name = pv_name;
+  if (!context.ok()) {
+    // Kubelet's WaitForAttach then fails the publish with the attachment's error.
+    attachment.attach_error = std::string(context.status().message());
+    std::vector<std::string> details;
+    if (!calls.empty()) details.push_back("request: " + Describe(calls.back()));
+    details.push_back(absl::StrCat("answer: ", context.status().message()));
+    Fail(prefix + "controller-publish", kAttachRef, "ControllerPublishVolume failed", details);
+  } else {
+    volume->attached = true;
+    volume->publish_context = *context;
+    attachment.attached = true;
+    attachment.attachment_metadata = *context;
+    Pass(prefix + "controller-publish", kAttachRef,
+         absl::StrCat("attached to node ID ", driver_.node_id, ", ", context->size(),
+                      " publish_context keys"));
+  }
+  objects->attachments[attachment.name] = attachment;
+}
+
+void Judge::Deprovision(const std::string& prefix, const Provisioned& volume) {
+  SanityController controller(driver_.endpoint, node_.timeout);
+  if (volume.attached) {
+    if (absl::Status s = controller.ControllerUnpublishVolume(volume.handle, driver_.node_id);
+        !s.ok()) {
+      Fail(prefix + "controller-unpublish", kAttachRef, "ControllerUnpublishVolume failed",
+           {absl::StrCat("answer: ", s.message())});
+    } else {
+      Pass(prefix + "controller-unpublish", kAttachRef, "detached");
+    }
+  }
+  if (volume.created) {
+    if (absl::Status s = controller.DeleteVolume(volume.handle); !s.ok()) {
+      Fail(prefix + "delete-volume", kCreateRef, "DeleteVolume failed",
+           {absl::StrCat("answer: ", s.message())});
+    } else {
+      Pass(prefix + "delete-volume", kCreateRef, absl::StrCat("volume ", volume.handle, " deleted"));
+    }
+  }
+}
+
 void Judge::RunScenario(const std::string& mode, const std::string& handle, int index) {
-  const bool block = mode == "block";
   const std::string prefix =
       options_.volume_handles.size() > 1 ? absl::StrCat(mode, "/", handle, "/") : mode + "/";
   if (Interrupted()) {
     SkipChecks(prefix, kVolumeChecks, "interrupted");
     return;
   }
-  const std::string pv_name = absl::StrCat("sanity-", block ? "block" : "fs", "-", index);
+  Provisioned volume;
+  if (!Provision(prefix, mode, handle, kVolumeChecks, &volume)) return;
+  const std::string pv_name =
+      absl::StrCat("sanity-", mode == "block" ? "block" : "fs", "-", index);
   std::vector<std::string> notes;
-  const ObjectSet objects = ScenarioObjects(mode, handle, pv_name, pv_name, &notes);
+  ObjectSet objects = ScenarioObjects(mode, volume, pv_name, pv_name, &notes);
+  Attach(prefix, pv_name, &volume, &objects);
+  RunVolumeChecks(mode, prefix, pv_name, objects, notes);
+  Deprovision(prefix, volume);
+}
+
+void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
+                            const std::string& pv_name, const ObjectSet& objects,
+                            const std::vector<std::string>& notes) {
+  const bool block = mode == "block";
   const std::optional<TokenSource> tokens = StartTokens(objects);
   const CsiDriverObject& csi_driver = objects.csi_drivers.at(driver_.name);
   PodRun a{MakePod("sanity-a", pv_name, block, false)};
@@ -883,9 +1033,11 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
   } else if (!expands_) {
     Skip(expand_name, expand_ref, "the driver lacks the EXPAND_VOLUME node capability");
   } else if (Selected(expand_name)) {
+    // The PV grown to twice its size, as the external-resizer leaves it for kubelet.
     ObjectSet grown = objects;
-    grown.volumes[pv_name].capacity =
-        Quantity::FromValue(int64_t{2} << 30, Quantity::Format::kBinarySi);
+    PersistentVolume& pv = grown.volumes.at(pv_name);
+    const int64_t new_size = 2 * pv.capacity->value();
+    pv.capacity = Quantity::FromValue(new_size, Quantity::Format::kBinarySi);
     NodeOptions node = node_;
     node.publishes = false;
     PodPlan plan = PlanVolumes(a.pod, grown, registry_.All(), node);
@@ -908,7 +1060,8 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
         Pass(expand_name, expand_ref,
              absl::StrCat("not expanded, which kubelet accepts: ", expansion.not_expanded));
       } else {
-        Pass(expand_name, expand_ref, "NodeExpandVolume to 2Gi answered OK");
+        Pass(expand_name, expand_ref,
+             absl::StrCat("NodeExpandVolume to ", pv.capacity->String(), " answered OK"));
       }
     }
   }
@@ -987,10 +1140,19 @@ void Judge::RunEphemeral(const std::string& kind) {
   volume.claim_name.reset();
   std::vector<std::string> notes;
   // The generic ephemeral volume's claim, as the ephemeral volume controller makes it: named
-  // <pod>-<volume>, controlled by the pod, bound to a PV of the first handle.
+  // <pod>-<volume>, controlled by the pod, bound to a PV of the first handle (or one created).
   const std::string claim = run.pod.name + "-" + volume.name;
-  ObjectSet objects = ScenarioObjects("filesystem", options_.volume_handles.front(),
-                                      "sanity-ephemeral-1", claim, &notes);
+  Provisioned provisioned;
+  if (inline_volume) {
+    provisioned.handle = "unused";  // kubelet makes an inline volume's handle
+  } else if (!Provision(prefix, "filesystem",
+                        options_.volume_handles.empty() ? "" : options_.volume_handles.front(),
+                        kEphemeralChecks, &provisioned)) {
+    return;
+  }
+  ObjectSet objects =
+      ScenarioObjects("filesystem", provisioned, "sanity-ephemeral-1", claim, &notes);
+  if (!inline_volume) Attach(prefix, "sanity-ephemeral-1", &provisioned, &objects);
   const std::optional<TokenSource> tokens = StartTokens(objects);
   std::string ref;
   if (inline_volume) {
@@ -1038,6 +1200,35 @@ void Judge::RunEphemeral(const std::string& kind) {
               "there is nothing left to unpublish (CSI: NOT_FOUND is only for an unknown volume)");
   CleanUp({&run});
   JudgeClean(prefix + "clean", {&run}, /*block=*/false);
+  Deprovision(prefix, provisioned);
+}
+
+bool Judge::ReadControllerCapabilities() {
+  const std::string ref =
+      "not kubelet's: GetPluginCapabilities and ControllerGetCapabilities, as csi-sanity asks "
+      "before it creates volumes";
+  SanityController controller(driver_.endpoint, node_.timeout);
+  absl::StatusOr<ControllerCapabilities> capabilities = controller.Capabilities();
+  if (!capabilities.ok()) {
+    Fail("controller/capabilities", ref, "the driver's capabilities could not be read",
+         {std::string(capabilities.status().message())});
+    report_.error = "no --volume-handle was given, and the driver's controller capabilities "
+                    "could not be read";
+    return false;
+  }
+  controller_ = *capabilities;
+  if (!controller_.create_delete) {
+    report_.error = absl::StrCat(
+        "no --volume-handle was given, and driver ", driver_.name, " cannot create volumes (",
+        controller_.service ? "its Controller service lacks CREATE_DELETE_VOLUME"
+                            : "it has no Controller service",
+        "): give --volume-handle=H, a volume the driver knows");
+    return false;
+  }
+  Pass("controller/capabilities", ref,
+       absl::StrCat("CONTROLLER_SERVICE: CREATE_DELETE_VOLUME",
+                    controller_.publish_unpublish ? ", PUBLISH_UNPUBLISH_VOLUME" : ""));
+  return true;
 }
 
 SanityReport Judge::Run() {
@@ -1067,11 +1258,14 @@ SanityReport Judge::Run() {
     for (const char* check : {"registration/node-info", "registration/capabilities"}) {
       Skip(check, "", "not registered");
     }
-    for (const std::string& handle : options_.volume_handles) {
-      for (const std::string& mode : modes) {
-        SkipChecks(options_.volume_handles.size() > 1 ? absl::StrCat(mode, "/", handle, "/")
-                                                      : mode + "/",
-                   kVolumeChecks, "the driver is not registered");
+    for (const std::string& mode : modes) {
+      if (options_.volume_handles.size() <= 1) {
+        SkipChecks(mode + "/", kVolumeChecks, "the driver is not registered");
+        continue;
+      }
+      for (const std::string& handle : options_.volume_handles) {
+        SkipChecks(absl::StrCat(mode, "/", handle, "/"), kVolumeChecks,
+                   "the driver is not registered");
       }
     }
     if (ephemeral) {
@@ -1083,6 +1277,10 @@ SanityReport Judge::Run() {
     // Kubelet publishes a driver's inline volumes where the node allows them: here, this one's.
     node_.allowed_inline_drivers.insert(driver_.name);
     ReadCapabilities();
+    if (options_.volume_handles.empty()) {
+      if (!ReadControllerCapabilities()) return report_;
+      for (const std::string& mode : modes) RunScenario(mode, "", 1);
+    }
     int index = 0;
     for (const std::string& handle : options_.volume_handles) {
       ++index;

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -208,6 +209,52 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 1 + 5);
 }
 
+// No handle: the driver's Controller service creates each volume and attaches it (the sample
+// driver with --controller stages and publishes its volumes only with that attachment's publish
+// context), and detaches and deletes it at the end.
+TEST_F(SanityTest, VolumesCreatedAndAttachedByTheDriversController) {
+  StartDriver({"--stage-unstage", "--controller"});
+  ASSERT_TRUE(WriteFile(dir_.Join("csidriver.yaml"),
+                        absl::StrReplaceAll(kCsiDriver, {{"attachRequired: false",
+                                                          "attachRequired: true"}})));
+  ASSERT_TRUE(WriteFile(dir_.Join("sa.key"), token::NewKeyPem("EC", "P-256")));
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=", "--objects=" + dir_.Join("csidriver.yaml"),
+                 "--service-account-key-file=" + dir_.Join("sa.key")},
+                &out),
+            0)
+      << out;
+  auto verdicts = Verdicts(out);
+  std::set<std::string> passed = {"registration/handshake", "registration/node-info",
+                                  "registration/capabilities", "controller/capabilities"};
+  std::set<std::string> controller = {"create-volume", "controller-publish",
+                                      "controller-unpublish", "delete-volume"};
+  for (const auto& [prefix, checks] :
+       std::vector<std::pair<std::string, std::set<std::string>>>{
+           {"filesystem", kVolumeChecks}, {"block", kVolumeChecks},
+           {"inline", kEphemeralChecks}, {"generic-ephemeral", kEphemeralChecks},
+           {"filesystem", controller}, {"block", controller},
+           {"generic-ephemeral", controller}}) {
+    std::set<std::string> named = Named(prefix, checks);
+    passed.insert(named.begin(), named.end());
+  }
+  passed.erase("block/tokens");
+  EXPECT_EQ(verdicts["PASS"], passed) << out;
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  EXPECT_THAT(out, HasSubstr("PASS  filesystem/controller-publish: attached to node ID node-1"));
+}
+
+// A volume of the driver's controller that was never attached: the driver refuses it, and the
+// failure says why.
+TEST_F(SanityTest, AnUnattachedVolumeFailsThePublish) {
+  StartDriver({"--stage-unstage", "--controller"});
+  std::string out;
+  EXPECT_EQ(Run({"--volume-handle=sample-never-attached", "--volume-mode=filesystem"}, &out), 1)
+      << out;
+  EXPECT_THAT(out, HasSubstr("FAIL  filesystem/publish: the pod's volume could not be published"));
+  EXPECT_THAT(out, HasSubstr("is not attached to node node-1"));
+}
+
 // A driver that does not stage: the repeated NodeUnstageVolume does not apply.
 TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
   StartDriver({});
@@ -304,14 +351,18 @@ TEST_F(SanityTest, BadInputIsRefusedBeforeAnythingIsSent) {
   const std::vector<Case> cases = {
       {{"--volume-mode=tape"}, "--volume-mode: \"tape\" is not filesystem or block"},
       {{"--only=(("}, "--only: \"((\" is not a regular expression"},
-      {{"--volume-handle="}, "sanity: --volume-handle is required"},
+      {{"--volume-handle="},
+       "no --volume-handle was given, and driver sample.csi.example.com cannot create volumes "
+       "(it has no Controller service): give --volume-handle=H"},
       {{"--objects=" + dir_.Join("missing.yaml")}, "missing.yaml"},
   };
   for (const Case& c : cases) {
     std::string out;
     EXPECT_EQ(Run(c.flags, &out), 1) << out;
     EXPECT_THAT(out, HasSubstr(c.error));
-    EXPECT_THAT(Verdicts(out), IsEmpty()) << out;
+    // Nothing is judged: bad input (the last case after the registration, which it needs).
+    EXPECT_THAT(Verdicts(out)["FAIL"], IsEmpty()) << out;
+    EXPECT_THAT(Verdicts(out)["SKIP"], IsEmpty()) << out;
   }
   // Without --root-dir: kubelet's own would get the made-up pods.
   Subprocess no_root({Runfile("kubeletclient/kubeletclient"), "sanity",
