@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <regex>
@@ -17,7 +17,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "nlohmann/json.hpp"
 #include "kubeletclient/csi/csi_block.h"
 #include "kubeletclient/csi/csi_mounter.h"
 #include "kubeletclient/csi/publisher.h"
@@ -25,6 +24,7 @@
 #include "kubeletclient/pluginmanager/plugin_watcher.h"
 #include "kubeletclient/sanity_controller.h"
 #include "kubeletclient/volume_command.h"
+#include "nlohmann/json.hpp"
 
 namespace ndr::kubelet {
 namespace {
@@ -35,9 +35,11 @@ constexpr char kNamespace[] = "kubeletclient-sanity";
 
 // The checks of each volume mode, in the order they run.
 const std::vector<std::string> kVolumeChecks = {
-    "publish",   "target",     "tokens",    "restart-replay",  "republish",
-    "second-pod", "read-only", "stats",     "expand",          "unpublish-twice",
-    "teardown",  "unpublish-removed-target", "unstage-repeated", "clean"};
+    "publish",          "target",    "tokens",
+    "restart-replay",   "republish", "second-pod",
+    "read-only",        "stats",     "expand",
+    "unpublish-twice",  "teardown",  "unpublish-removed-target",
+    "unstage-repeated", "clean"};
 // The checks of the ephemeral kinds (filesystem only, as kubelet has them), in order.
 const std::vector<std::string> kEphemeralChecks = {
     "publish", "target", "restart-replay", "teardown", "unpublish-removed-target", "clean"};
@@ -113,7 +115,7 @@ const SentCall* LastCall(const std::vector<SentCall>& calls, const std::string& 
 struct PodRun {
   Pod pod;
   std::optional<VolumePlan> plan;
-  VolumeOutcome publish;  // the calls of its publish
+  VolumeOutcome publish;   // the calls of its publish
   bool published = false;  // and not torn down yet
 };
 
@@ -174,9 +176,9 @@ class Judge {
   // service (and attached to this node when the CSIDriver wants attachments).
   struct Provisioned {
     std::string handle;
-    bool created = false;   // by CreateVolume: DeleteVolume at the end
-    bool attached = false;  // by ControllerPublishVolume: ControllerUnpublishVolume at the end
-    StringMap attributes;   // the created volume's volume_context: the PV's volumeAttributes
+    bool created = false;       // by CreateVolume: DeleteVolume at the end
+    bool attached = false;      // by ControllerPublishVolume: ControllerUnpublishVolume at the end
+    StringMap attributes;       // the created volume's volume_context: the PV's volumeAttributes
     StringMap publish_context;  // the attachment's metadata
     int64_t capacity = int64_t{1} << 30;
     CapabilityArgs capability;
@@ -224,6 +226,11 @@ class Judge {
   // `call` (a NodeUnpublishVolume or NodeUnstageVolume already answered) sent again: OK.
   void JudgeRepeat(const std::string& name, const SentCall* call, const std::string& ref,
                    const std::string& why_ok);
+  // NodeGetVolumeStats of `a`'s published volume, at kubelet's path: sane numbers.
+  void JudgeStats(const std::string& name, const PodRun& a, bool block);
+  // NodeExpandVolume of `a`'s published volume, its PV (`pv_name` in `objects`) grown twice.
+  void JudgeExpand(const std::string& name, const PodRun& a, const std::string& pv_name,
+                   const ObjectSet& objects);
   // Nothing of `runs` left, nothing mounted under the root.
   void JudgeClean(const std::string& name, const std::vector<PodRun*>& runs, bool block);
   // Tears down `run.pod` as `kubeletclient unpublish` would; the calls go to `calls`.
@@ -313,9 +320,9 @@ bool Judge::Register() {
     std::vector<std::string> details = errors;
     const std::string summary =
         names.empty()
-            ? (sockets.empty() ? absl::StrCat("no registration socket in ",
-                                              options_.plugin_registry_dir)
-                               : "no CSI driver registered")
+            ? (sockets.empty()
+                   ? absl::StrCat("no registration socket in ", options_.plugin_registry_dir)
+                   : "no CSI driver registered")
             : absl::StrCat(names.size(), " CSI drivers registered (", absl::StrJoin(names, ", "),
                            "); give --registration-socket to judge one");
     Fail(check, kubelet, summary, details);
@@ -325,9 +332,10 @@ bool Judge::Register() {
   driver_ = *info;
   report_.driver = driver_.name;
   Pass(check, kubelet,
-       absl::StrCat("driver ", driver_.name, " registered, CSI version ", driver_.version,
-                    ", endpoint ", driver_.endpoint,
-                    errors.empty() ? "" : absl::StrCat(" (", errors.size(), " other sockets failed)")));
+       absl::StrCat(
+           "driver ", driver_.name, " registered, CSI version ", driver_.version, ", endpoint ",
+           driver_.endpoint,
+           errors.empty() ? "" : absl::StrCat(" (", errors.size(), " other sockets failed)")));
   JudgeNodeInfo(driver_);
   return true;
 }
@@ -453,15 +461,15 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const Provisioned& vol
       attachment.persistent_volume_name = pv_name;
       attachment.attached = true;
       objects.attachments[name] = attachment;
-      notes->push_back("the CSIDriver requires attach: an attached VolumeAttachment without "
-                       "metadata is assumed (no controller was asked)");
+      notes->push_back(
+          "the CSIDriver requires attach: an attached VolumeAttachment without "
+          "metadata is assumed (no controller was asked)");
     }
   }
   return objects;
 }
 
-Pod Judge::MakePod(const std::string& name, const std::string& claim, bool block,
-                   bool read_only) {
+Pod Judge::MakePod(const std::string& name, const std::string& claim, bool block, bool read_only) {
   Pod pod;
   pod.name = name;
   pod.ns = kNamespace;
@@ -531,8 +539,8 @@ bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::strin
   for (const std::string& path :
        plan.block.has_value()
            ? std::vector<std::string>{plan.block->staging, plan.block->volume_dir}
-           : plan.device.has_value() ? std::vector<std::string>{plan.device->dir}
-                                     : std::vector<std::string>{}) {
+       : plan.device.has_value() ? std::vector<std::string>{plan.device->dir}
+                                 : std::vector<std::string>{}) {
     if (Exists(path)) {
       SkipChecks(prefix, checks,
                  absl::StrCat(path, " is left from an earlier check whose teardown failed"));
@@ -615,8 +623,9 @@ void Judge::JudgeReplay(const std::string& name, const PodRun& run, const std::s
     }
   }
   if (!failures.empty()) {
-    failures.push_back("kubelet needs OK: the volume is already set up just so (CSI: these "
-                       "calls are idempotent)");
+    failures.push_back(
+        "kubelet needs OK: the volume is already set up just so (CSI: these "
+        "calls are idempotent)");
     Fail(name, kReplayRef, "a repeated call with identical arguments failed", failures);
     return;
   }
@@ -648,8 +657,9 @@ void Judge::JudgeTeardown(const std::string& name, const std::vector<PodRun*>& r
     all.insert(all.end(), sent.begin(), sent.end());
   }
   if (!failures.empty()) {
-    failures.push_back("kubelet retries the teardown until it succeeds; the pod's volume stays "
-                       "in use meanwhile");
+    failures.push_back(
+        "kubelet retries the teardown until it succeeds; the pod's volume stays "
+        "in use meanwhile");
     Fail(name, ref, "tearing the pods' volume down failed", failures);
   } else {
     Pass(name, ref, CallSummary(all));
@@ -691,8 +701,8 @@ void Judge::JudgeClean(const std::string& name, const std::vector<PodRun*>& runs
     const VolumePlan& plan = *run->plan;
     // The target, kubelet's files for the pod's volume, and the volume's staging directory.
     if (block) {
-      for (const std::string& path : {plan.block->publish, plan.block->pod_map,
-                                      plan.block->staging, plan.block->volume_dir}) {
+      for (const std::string& path : {plan.block->publish, plan.block->pod_map, plan.block->staging,
+                                      plan.block->volume_dir}) {
         note(path);
       }
     } else {
@@ -751,9 +761,8 @@ constexpr char kAttachRef[] =
     "attachmentMetadata, which kubelet's WaitForAttach hands to NodeStageVolume and "
     "NodePublishVolume";
 
-bool Judge::Provision(const std::string& prefix, const std::string& mode,
-                      const std::string& handle, const std::vector<std::string>& checks,
-                      Provisioned* volume) {
+bool Judge::Provision(const std::string& prefix, const std::string& mode, const std::string& handle,
+                      const std::vector<std::string>& checks, Provisioned* volume) {
   volume->capability.block = mode == "block";
   if (!handle.empty()) {
     volume->handle = handle;
@@ -761,9 +770,8 @@ bool Judge::Provision(const std::string& prefix, const std::string& mode,
   }
   std::vector<SentCall> calls;
   SanityController controller(driver_.endpoint, node_.timeout, &calls);
-  const std::string name =
-      absl::StrCat("kubeletclient-sanity-", prefix.substr(0, prefix.size() - 1), "-",
-                   RandomUid().substr(0, 8));
+  const std::string name = absl::StrCat(
+      "kubeletclient-sanity-", prefix.substr(0, prefix.size() - 1), "-", RandomUid().substr(0, 8));
   absl::StatusOr<csi::v1::Volume> created =
       controller.CreateVolume(name, volume->capacity, volume->capability);
   if (!created.ok()) {
@@ -776,7 +784,8 @@ bool Judge::Provision(const std::string& prefix, const std::string& mode,
   }
   volume->created = true;
   volume->handle = created->volume_id();
-  volume->attributes = StringMap(created->volume_context().begin(), created->volume_context().end());
+  volume->attributes =
+      StringMap(created->volume_context().begin(), created->volume_context().end());
   if (created->capacity_bytes() > 0) volume->capacity = created->capacity_bytes();
   Pass(prefix + "create-volume", kCreateRef,
        absl::StrCat("volume ", volume->handle, ", ", volume->capacity, " bytes, ",
@@ -835,7 +844,113 @@ void Judge::Deprovision(const std::string& prefix, const Provisioned& volume) {
       Fail(prefix + "delete-volume", kCreateRef, "DeleteVolume failed",
            {absl::StrCat("answer: ", s.message())});
     } else {
-      Pass(prefix + "delete-volume", kCreateRef, absl::StrCat("volume ", volume.handle, " deleted"));
+      Pass(prefix + "delete-volume", kCreateRef,
+           absl::StrCat("volume ", volume.handle, " deleted"));
+    }
+  }
+}
+
+void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool block) {
+  const std::string stats_ref =
+      "csi_metrics.go GetMetrics, csi_client.go NodeGetVolumeStats: the pod's mount directory, "
+      "for block volumeDevices/<pv>/dev/<pod uid>; no staging path";
+  const std::string stats_path = block ? a.plan->block->global_map_pod : a.plan->paths.mount;
+  if (Interrupted()) {
+    Skip(stats_name, stats_ref, "interrupted");
+  } else if (!stats_) {
+    Skip(stats_name, stats_ref, "the driver lacks the GET_VOLUME_STATS node capability");
+  } else if (block && !Exists(stats_path)) {
+    Skip(stats_name, stats_ref,
+         absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
+                      node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
+  } else if (Selected(stats_name)) {
+    CsiNodeClient client(driver_.endpoint, node_.timeout);
+    absl::StatusOr<VolumeStats> stats =
+        client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
+    if (!stats.ok()) {
+      Fail(stats_name, stats_ref, "NodeGetVolumeStats failed",
+           {absl::StrCat("request: volume_id ", a.plan->handle, ", volume_path ", stats_path),
+            absl::StrCat("answer: ", stats.status().message())});
+    } else {
+      std::vector<std::string> problems;
+      auto negative = [&](const char* what, int64_t v) {
+        if (v < 0) problems.push_back(absl::StrCat(what, " is negative (", v, ")"));
+      };
+      negative("capacity", stats->capacity);
+      negative("available", stats->available);
+      negative("used", stats->used);
+      negative("inodes", stats->inodes);
+      negative("inodes free", stats->inodes_free);
+      negative("inodes used", stats->inodes_used);
+      if (stats->capacity > 0 && stats->used > stats->capacity) {
+        problems.push_back(absl::StrCat("used (", stats->used, " bytes) is more than capacity (",
+                                        stats->capacity, " bytes)"));
+      }
+      if (stats->capacity > 0 && stats->available > stats->capacity) {
+        problems.push_back(absl::StrCat("available (", stats->available,
+                                        " bytes) is more than capacity (", stats->capacity,
+                                        " bytes)"));
+      }
+      if (stats->inodes > 0 && stats->inodes_used > stats->inodes) {
+        problems.push_back(absl::StrCat("inodes used (", stats->inodes_used,
+                                        ") is more than inodes (", stats->inodes, ")"));
+      }
+      const std::string numbers =
+          absl::StrCat("capacity ", stats->capacity, ", available ", stats->available, ", used ",
+                       stats->used, " bytes; inodes ", stats->inodes, ", free ", stats->inodes_free,
+                       ", used ", stats->inodes_used);
+      if (!problems.empty()) {
+        problems.insert(problems.begin(), absl::StrCat("answer: ", numbers));
+        problems.push_back(
+            "kubelet exports these as kubelet_volume_stats_* and evicts and alerts on them");
+        Fail(stats_name, stats_ref, "the volume's statistics contradict themselves", problems);
+      } else {
+        Pass(stats_name, stats_ref, numbers);
+      }
+    }
+  }
+}
+
+void Judge::JudgeExpand(const std::string& expand_name, const PodRun& a, const std::string& pv_name,
+                        const ObjectSet& objects) {
+  const std::string expand_ref =
+      "operation_generator.go GenerateExpandInUseVolumeFunc, expander.go NodeExpand: "
+      "NodeExpandVolume with the volume path and the staging path";
+  if (Interrupted()) {
+    Skip(expand_name, expand_ref, "interrupted");
+  } else if (!expands_) {
+    Skip(expand_name, expand_ref, "the driver lacks the EXPAND_VOLUME node capability");
+  } else if (Selected(expand_name)) {
+    // The PV grown to twice its size, as the external-resizer leaves it for kubelet.
+    ObjectSet grown = objects;
+    PersistentVolume& pv = grown.volumes.at(pv_name);
+    const int64_t new_size = 2 * pv.capacity->value();
+    pv.capacity = Quantity::FromValue(new_size, Quantity::Format::kBinarySi);
+    NodeOptions node = node_;
+    node.publishes = false;
+    PodPlan plan = PlanVolumes(a.pod, grown, registry_.All(), node);
+    std::vector<VolumePlan*> volumes = plan.ToPublish();
+    if (volumes.size() != 1) {
+      Fail(expand_name, expand_ref, "kubelet would not expand this volume",
+           {std::string(plan.FirstError().message())});
+    } else {
+      std::vector<SentCall> calls;
+      CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
+      ExpansionOutcome expansion = ExpandInUseVolume(*volumes[0], grown, node, a.pod.ns, &client);
+      const SentCall* sent = LastCall(calls, "NodeExpandVolume");
+      if (!expansion.status.ok()) {
+        std::vector<std::string> details;
+        if (sent != nullptr) details.push_back("request: " + Describe(*sent));
+        details.push_back(absl::StrCat("answer: ", expansion.status.message()));
+        details.push_back("kubelet needs OK (or FAILED_PRECONDITION: not while in use)");
+        Fail(expand_name, expand_ref, "online expansion failed", details);
+      } else if (!expansion.not_expanded.empty()) {
+        Pass(expand_name, expand_ref,
+             absl::StrCat("not expanded, which kubelet accepts: ", expansion.not_expanded));
+      } else {
+        Pass(expand_name, expand_ref,
+             absl::StrCat("NodeExpandVolume to ", pv.capacity->String(), " answered OK"));
+      }
     }
   }
 }
@@ -849,8 +964,7 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
   }
   Provisioned volume;
   if (!Provision(prefix, mode, handle, kVolumeChecks, &volume)) return;
-  const std::string pv_name =
-      absl::StrCat("sanity-", mode == "block" ? "block" : "fs", "-", index);
+  const std::string pv_name = absl::StrCat("sanity-", mode == "block" ? "block" : "fs", "-", index);
   std::vector<std::string> notes;
   ObjectSet objects = ScenarioObjects(mode, volume, pv_name, pv_name, &notes);
   Attach(prefix, pv_name, &volume, &objects);
@@ -963,108 +1077,10 @@ void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
                 "persistentVolumeClaim.readOnly");
 
   // 6. Stats of a published volume, with the paths kubelet passes.
-  const std::string stats_name = prefix + "stats";
-  const std::string stats_ref =
-      "csi_metrics.go GetMetrics, csi_client.go NodeGetVolumeStats: the pod's mount directory, "
-      "for block volumeDevices/<pv>/dev/<pod uid>; no staging path";
-  const std::string stats_path = block ? a.plan->block->global_map_pod : a.plan->paths.mount;
-  if (Interrupted()) {
-    Skip(stats_name, stats_ref, "interrupted");
-  } else if (!stats_) {
-    Skip(stats_name, stats_ref, "the driver lacks the GET_VOLUME_STATS node capability");
-  } else if (block && !Exists(stats_path)) {
-    Skip(stats_name, stats_ref,
-         absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
-                      node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
-  } else if (Selected(stats_name)) {
-    CsiNodeClient client(driver_.endpoint, node_.timeout);
-    absl::StatusOr<VolumeStats> stats =
-        client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
-    if (!stats.ok()) {
-      Fail(stats_name, stats_ref, "NodeGetVolumeStats failed",
-           {absl::StrCat("request: volume_id ", a.plan->handle, ", volume_path ", stats_path),
-            absl::StrCat("answer: ", stats.status().message())});
-    } else {
-      std::vector<std::string> problems;
-      auto negative = [&](const char* what, int64_t v) {
-        if (v < 0) problems.push_back(absl::StrCat(what, " is negative (", v, ")"));
-      };
-      negative("capacity", stats->capacity);
-      negative("available", stats->available);
-      negative("used", stats->used);
-      negative("inodes", stats->inodes);
-      negative("inodes free", stats->inodes_free);
-      negative("inodes used", stats->inodes_used);
-      if (stats->capacity > 0 && stats->used > stats->capacity) {
-        problems.push_back(absl::StrCat("used (", stats->used, " bytes) is more than capacity (",
-                                        stats->capacity, " bytes)"));
-      }
-      if (stats->capacity > 0 && stats->available > stats->capacity) {
-        problems.push_back(absl::StrCat("available (", stats->available,
-                                        " bytes) is more than capacity (", stats->capacity,
-                                        " bytes)"));
-      }
-      if (stats->inodes > 0 && stats->inodes_used > stats->inodes) {
-        problems.push_back(absl::StrCat("inodes used (", stats->inodes_used,
-                                        ") is more than inodes (", stats->inodes, ")"));
-      }
-      const std::string numbers =
-          absl::StrCat("capacity ", stats->capacity, ", available ", stats->available, ", used ",
-                       stats->used, " bytes; inodes ", stats->inodes, ", free ",
-                       stats->inodes_free, ", used ", stats->inodes_used);
-      if (!problems.empty()) {
-        problems.insert(problems.begin(), absl::StrCat("answer: ", numbers));
-        problems.push_back(
-            "kubelet exports these as kubelet_volume_stats_* and evicts and alerts on them");
-        Fail(stats_name, stats_ref, "the volume's statistics contradict themselves", problems);
-      } else {
-        Pass(stats_name, stats_ref, numbers);
-      }
-    }
-  }
+  JudgeStats(prefix + "stats", a, block);
 
   // 7. Online expansion, as kubelet expands a volume in use whose PV has grown.
-  const std::string expand_name = prefix + "expand";
-  const std::string expand_ref =
-      "operation_generator.go GenerateExpandInUseVolumeFunc, expander.go NodeExpand: "
-      "NodeExpandVolume with the volume path and the staging path";
-  if (Interrupted()) {
-    Skip(expand_name, expand_ref, "interrupted");
-  } else if (!expands_) {
-    Skip(expand_name, expand_ref, "the driver lacks the EXPAND_VOLUME node capability");
-  } else if (Selected(expand_name)) {
-    // The PV grown to twice its size, as the external-resizer leaves it for kubelet.
-    ObjectSet grown = objects;
-    PersistentVolume& pv = grown.volumes.at(pv_name);
-    const int64_t new_size = 2 * pv.capacity->value();
-    pv.capacity = Quantity::FromValue(new_size, Quantity::Format::kBinarySi);
-    NodeOptions node = node_;
-    node.publishes = false;
-    PodPlan plan = PlanVolumes(a.pod, grown, registry_.All(), node);
-    std::vector<VolumePlan*> volumes = plan.ToPublish();
-    if (volumes.size() != 1) {
-      Fail(expand_name, expand_ref, "kubelet would not expand this volume",
-           {std::string(plan.FirstError().message())});
-    } else {
-      std::vector<SentCall> calls;
-      CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
-      ExpansionOutcome expansion = ExpandInUseVolume(*volumes[0], grown, node, a.pod.ns, &client);
-      const SentCall* sent = LastCall(calls, "NodeExpandVolume");
-      if (!expansion.status.ok()) {
-        std::vector<std::string> details;
-        if (sent != nullptr) details.push_back("request: " + Describe(*sent));
-        details.push_back(absl::StrCat("answer: ", expansion.status.message()));
-        details.push_back("kubelet needs OK (or FAILED_PRECONDITION: not while in use)");
-        Fail(expand_name, expand_ref, "online expansion failed", details);
-      } else if (!expansion.not_expanded.empty()) {
-        Pass(expand_name, expand_ref,
-             absl::StrCat("not expanded, which kubelet accepts: ", expansion.not_expanded));
-      } else {
-        Pass(expand_name, expand_ref,
-             absl::StrCat("NodeExpandVolume to ", pv.capacity->String(), " answered OK"));
-      }
-    }
-  }
+  JudgeExpand(prefix + "expand", a, pv_name, objects);
 
   // 8. Teardown, with the repeated calls a retried teardown makes. Pod B's NodeUnpublishVolume
   // is sent twice before kubelet's own teardown sends it again.
@@ -1101,8 +1117,9 @@ void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
                         "(csi_attacher.go UnmountDevice: NodeUnstageVolume after the last pod)",
                 &teardown);
   // Pod C's NodeUnpublishVolume again, now that kubelet has removed its target.
-  const std::string c_target =
-      !c.plan.has_value() ? "" : block ? c.plan->block->publish : c.plan->paths.mount;
+  const std::string c_target = !c.plan.has_value() ? ""
+                               : block             ? c.plan->block->publish
+                                                   : c.plan->paths.mount;
   const SentCall* c_unpublish = nullptr;
   for (const SentCall& call : teardown) {
     const auto* request =
@@ -1118,8 +1135,8 @@ void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
     Skip(prefix + "unstage-repeated", unstage_ref,
          "the driver lacks the STAGE_UNSTAGE_VOLUME node capability");
   } else {
-    JudgeRepeat(prefix + "unstage-repeated", LastCall(teardown, "NodeUnstageVolume"),
-                unstage_ref, "the volume is already unstaged (CSI: idempotent)");
+    JudgeRepeat(prefix + "unstage-repeated", LastCall(teardown, "NodeUnstageVolume"), unstage_ref,
+                "the volume is already unstaged (CSI: idempotent)");
   }
   CleanUp({&b, &c, &a});
 
@@ -1168,8 +1185,9 @@ void Judge::RunEphemeral(const std::string& kind) {
     volume.source_types = {"csi"};
     volume.csi.emplace();
     volume.csi->driver = driver_.name;
-    ref = "csi_mounter.go SetUpAt for an inline volume: NodePublishVolume with a handle kubelet "
-          "makes (csi-<sha256>), csi.storage.k8s.io/ephemeral \"true\", no NodeStageVolume";
+    ref =
+        "csi_mounter.go SetUpAt for an inline volume: NodePublishVolume with a handle kubelet "
+        "makes (csi-<sha256>), csi.storage.k8s.io/ephemeral \"true\", no NodeStageVolume";
   } else {
     volume.source_types = {"ephemeral"};
     volume.ephemeral_claim_template = true;
@@ -1181,8 +1199,9 @@ void Judge::RunEphemeral(const std::string& kind) {
     owner.uid = run.pod.uid;
     owner.controller = true;
     pvc.owner_references.push_back(owner);
-    ref = "desired_state_of_world_populator.go createVolumeSpec (ephemeral.VolumeIsForPod), then "
-          "the persistent volume's MountDevice and SetUp";
+    ref =
+        "desired_state_of_world_populator.go createVolumeSpec (ephemeral.VolumeIsForPod), then "
+        "the persistent volume's MountDevice and SetUp";
   }
   if (!JudgePublish(prefix, kEphemeralChecks, kind + " volumes", objects, notes,
                     /*may_refuse=*/true, &run, ref)) {
@@ -1212,8 +1231,9 @@ bool Judge::ReadControllerCapabilities() {
   if (!capabilities.ok()) {
     Fail("controller/capabilities", ref, "the driver's capabilities could not be read",
          {std::string(capabilities.status().message())});
-    report_.error = "no --volume-handle was given, and the driver's controller capabilities "
-                    "could not be read";
+    report_.error =
+        "no --volume-handle was given, and the driver's controller capabilities "
+        "could not be read";
     return false;
   }
   controller_ = *capabilities;
@@ -1300,11 +1320,21 @@ std::string XmlEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 has no place for other control characters.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
@@ -1326,12 +1356,12 @@ SanityReport RunSanity(const SanityOptions& options, std::ostream& out) {
 
 std::string JunitXml(const SanityReport& report) {
   const int tests = report.passed + report.failed + report.skipped;
-  std::string xml = absl::StrCat(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"", tests,
-      "\" failures=\"", report.failed, "\" skipped=\"", report.skipped, "\">\n",
-      "  <testsuite name=\"kubeletclient sanity", report.driver.empty() ? "" : ": ",
-      XmlEscape(report.driver), "\" tests=\"", tests, "\" failures=\"", report.failed,
-      "\" skipped=\"", report.skipped, "\">\n");
+  std::string xml =
+      absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"", tests,
+                   "\" failures=\"", report.failed, "\" skipped=\"", report.skipped, "\">\n",
+                   "  <testsuite name=\"kubeletclient sanity", report.driver.empty() ? "" : ": ",
+                   XmlEscape(report.driver), "\" tests=\"", tests, "\" failures=\"", report.failed,
+                   "\" skipped=\"", report.skipped, "\">\n");
   for (const CheckResult& check : report.checks) {
     const size_t slash = check.name.rfind('/');
     const std::string group = slash == std::string::npos ? "" : check.name.substr(0, slash);

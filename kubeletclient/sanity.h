@@ -44,18 +44,18 @@ struct SanityOptions {
   // (as `publish` has them); no key: such a driver's volumes are skipped.
   std::string service_account_key_file;
   std::string service_account_issuer = "https://kubernetes.default.svc.cluster.local";
-  NodeOptions node;        // root_dir, node_name, feature gates, host changes
+  NodeOptions node;  // root_dir, node_name, feature gates, host changes
   HandshakeTimeouts handshake;
   CsiHandlerOptions csi;
 };
 
 struct CheckResult {
   enum class Verdict { kPass, kFail, kSkip };
-  std::string name;     // e.g. "filesystem/restart-replay"
+  std::string name;  // e.g. "filesystem/restart-replay"
   Verdict verdict = Verdict::kSkip;
-  std::string summary;  // one line
+  std::string summary;               // one line
   std::vector<std::string> details;  // FAIL: the request, the answer, what kubelet needs
-  std::string kubelet;  // the kubelet behaviour it stands for: file and function
+  std::string kubelet;               // the kubelet behaviour it stands for: file and function
 };
 
 struct SanityReport {

@@ -35,12 +35,8 @@ std::shared_ptr<grpc::Channel> SanityController::Channel() const {
                                    grpc::InsecureChannelCredentials(), args);
 }
 
-void SanityController::Record(const std::string& method,
-                              const google::protobuf::Message& request) {
-  if (sent_ == nullptr) return;
-  std::shared_ptr<google::protobuf::Message> copy(request.New());
-  copy->CopyFrom(request);
-  sent_->push_back({method, RedactedJson(request), std::move(copy)});
+void SanityController::Record(const std::string& method, const google::protobuf::Message& request) {
+  if (sent_ != nullptr) sent_->push_back(MakeSentCall(method, request));
 }
 
 absl::StatusOr<ControllerCapabilities> SanityController::Capabilities() {
@@ -55,9 +51,9 @@ absl::StatusOr<ControllerCapabilities> SanityController::Capabilities() {
         csi::v1::Identity::NewStub(Channel())->GetPluginCapabilities(&context, request, &response);
     if (!status.ok()) return FromGrpc(status, "GetPluginCapabilities");
     for (const csi::v1::PluginCapability& capability : response.capabilities()) {
-      capabilities.service = capabilities.service ||
-                             capability.service().type() ==
-                                 csi::v1::PluginCapability::Service::CONTROLLER_SERVICE;
+      capabilities.service =
+          capabilities.service ||
+          capability.service().type() == csi::v1::PluginCapability::Service::CONTROLLER_SERVICE;
     }
   }
   if (!capabilities.service) return capabilities;

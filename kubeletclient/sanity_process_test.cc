@@ -78,10 +78,9 @@ class SanityTest : public ::testing::Test {
     driver.insert(driver.end(), driver_flags.begin(), driver_flags.end());
     driver_ = std::make_unique<Subprocess>(driver, dir_.Join("driver.log"));
     registrar_ = std::make_unique<Subprocess>(
-        std::vector<std::string>{Runfile("registrar/csi-node-driver-registrar"),
-                                 "--csi-address=" + csi_socket_,
-                                 "--kubelet-registration-path=" + csi_socket_,
-                                 "--plugin-registration-path=" + reg_dir_},
+        std::vector<std::string>{
+            Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi_socket_,
+            "--kubelet-registration-path=" + csi_socket_, "--plugin-registration-path=" + reg_dir_},
         dir_.Join("registrar.log"));
     ASSERT_TRUE(PollUntil([&] {
       struct stat st;
@@ -92,11 +91,15 @@ class SanityTest : public ::testing::Test {
   std::vector<std::string> Argv(std::vector<std::string> extra) {
     // Block host operations are skipped, root or not, so that the verdicts are the same on every
     // machine; the handshake's deadlines are ones no busy machine reaches.
-    std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"), "sanity",
+    std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"),
+                                     "sanity",
                                      "--registration-socket=" + reg_socket_,
-                                     "--root-dir=" + root_, "--node-name=node-1",
-                                     "--volume-handle=vol-1", "--block-host-ops=skip",
-                                     "--get-info-timeout=60s", "--notify-timeout=60s"};
+                                     "--root-dir=" + root_,
+                                     "--node-name=node-1",
+                                     "--volume-handle=vol-1",
+                                     "--block-host-ops=skip",
+                                     "--get-info-timeout=60s",
+                                     "--notify-timeout=60s"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -139,8 +142,10 @@ class SanityTest : public ::testing::Test {
 };
 
 const std::set<std::string> kVolumeChecks = {
-    "publish", "target", "tokens", "restart-replay", "republish", "second-pod", "read-only",
-    "stats", "expand", "unpublish-twice", "teardown", "unpublish-removed-target",
+    "publish",          "target",    "tokens",
+    "restart-replay",   "republish", "second-pod",
+    "read-only",        "stats",     "expand",
+    "unpublish-twice",  "teardown",  "unpublish-removed-target",
     "unstage-repeated", "clean"};
 const std::set<std::string> kEphemeralChecks = {
     "publish", "target", "restart-replay", "teardown", "unpublish-removed-target", "clean"};
@@ -180,10 +185,11 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   auto verdicts = Verdicts(out);
   std::set<std::string> passed = {"registration/handshake", "registration/node-info",
                                   "registration/capabilities"};
-  for (const auto& [prefix, checks] :
-       std::vector<std::pair<std::string, std::set<std::string>>>{
-           {"filesystem", kVolumeChecks}, {"block", kVolumeChecks},
-           {"inline", kEphemeralChecks}, {"generic-ephemeral", kEphemeralChecks}}) {
+  for (const auto& [prefix, checks] : std::vector<std::pair<std::string, std::set<std::string>>>{
+           {"filesystem", kVolumeChecks},
+           {"block", kVolumeChecks},
+           {"inline", kEphemeralChecks},
+           {"generic-ephemeral", kEphemeralChecks}}) {
     std::set<std::string> named = Named(prefix, checks);
     passed.insert(named.begin(), named.end());
   }
@@ -214,9 +220,9 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
 // context), and detaches and deletes it at the end.
 TEST_F(SanityTest, VolumesCreatedAndAttachedByTheDriversController) {
   StartDriver({"--stage-unstage", "--controller"});
-  ASSERT_TRUE(WriteFile(dir_.Join("csidriver.yaml"),
-                        absl::StrReplaceAll(kCsiDriver, {{"attachRequired: false",
-                                                          "attachRequired: true"}})));
+  ASSERT_TRUE(WriteFile(
+      dir_.Join("csidriver.yaml"),
+      absl::StrReplaceAll(kCsiDriver, {{"attachRequired: false", "attachRequired: true"}})));
   ASSERT_TRUE(WriteFile(dir_.Join("sa.key"), token::NewKeyPem("EC", "P-256")));
   std::string out;
   ASSERT_EQ(Run({"--volume-handle=", "--objects=" + dir_.Join("csidriver.yaml"),
@@ -227,13 +233,15 @@ TEST_F(SanityTest, VolumesCreatedAndAttachedByTheDriversController) {
   auto verdicts = Verdicts(out);
   std::set<std::string> passed = {"registration/handshake", "registration/node-info",
                                   "registration/capabilities", "controller/capabilities"};
-  std::set<std::string> controller = {"create-volume", "controller-publish",
-                                      "controller-unpublish", "delete-volume"};
-  for (const auto& [prefix, checks] :
-       std::vector<std::pair<std::string, std::set<std::string>>>{
-           {"filesystem", kVolumeChecks}, {"block", kVolumeChecks},
-           {"inline", kEphemeralChecks}, {"generic-ephemeral", kEphemeralChecks},
-           {"filesystem", controller}, {"block", controller},
+  std::set<std::string> controller = {"create-volume", "controller-publish", "controller-unpublish",
+                                      "delete-volume"};
+  for (const auto& [prefix, checks] : std::vector<std::pair<std::string, std::set<std::string>>>{
+           {"filesystem", kVolumeChecks},
+           {"block", kVolumeChecks},
+           {"inline", kEphemeralChecks},
+           {"generic-ephemeral", kEphemeralChecks},
+           {"filesystem", controller},
+           {"block", controller},
            {"generic-ephemeral", controller}}) {
     std::set<std::string> named = Named(prefix, checks);
     passed.insert(named.begin(), named.end());

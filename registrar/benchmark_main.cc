@@ -242,9 +242,10 @@ std::optional<StartupTimes> StartOnce(const std::string& registrar, const std::s
   const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
   int fd = inotify_init1(IN_NONBLOCK);
   inotify_add_watch(fd, reg.path().c_str(), IN_CREATE | IN_MOVED_TO);
-  std::vector<std::string> argv = {registrar, "--csi-address=" + csi,
-                                   "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
-                                   "--plugin-registration-path=" + reg.path()};
+  std::vector<std::string> argv = {
+      registrar, "--csi-address=" + csi,
+      "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+      "--plugin-registration-path=" + reg.path()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   const absl::Time start = absl::Now();
   Subprocess r(argv, log);
@@ -276,10 +277,10 @@ std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, cons
   TempDir reg("bst");
   const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
   const int port = FreePort();
-  std::vector<std::string> argv = {registrar, "--csi-address=" + csi,
-                                   "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
-                                   "--plugin-registration-path=" + reg.path(),
-                                   absl::StrCat("--http-endpoint=127.0.0.1:", port)};
+  std::vector<std::string> argv = {
+      registrar, "--csi-address=" + csi,
+      "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+      "--plugin-registration-path=" + reg.path(), absl::StrCat("--http-endpoint=127.0.0.1:", port)};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Subprocess r(argv, log);
   if (!::ndr::testing::PollUntil([&] { return GetInfo(socket); })) return std::nullopt;
@@ -311,9 +312,9 @@ int Run() {
                                     : FLAGS_registrar;
   TempDir dir("bench");
   const std::string csi = dir.Join("csi.sock");
-  Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi,
-                     "--nodeid=n"},
-                    dir.Join("driver.log"));
+  Subprocess driver(
+      {Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi, "--nodeid=n"},
+      dir.Join("driver.log"));
   if (!::ndr::testing::PollUntil([&] {
         struct stat st;
         return stat(csi.c_str(), &st) == 0;
@@ -337,7 +338,8 @@ int Run() {
     socket_ms.push_back(ours->socket_ms);
     get_info_ms.push_back(ours->get_info_ms);
     if (FLAGS_compare_with.empty()) continue;
-    std::optional<StartupTimes> other = StartOnce(FLAGS_compare_with, csi, dir.Join("other.log"), compare_args);
+    std::optional<StartupTimes> other =
+        StartOnce(FLAGS_compare_with, csi, dir.Join("other.log"), compare_args);
     if (!other.has_value()) {
       std::string log;
       ::ndr::testing::ReadFile(dir.Join("other.log"), &log);
@@ -347,15 +349,16 @@ int Run() {
     other_socket_ms.push_back(other->socket_ms);
     other_get_info_ms.push_back(other->get_info_ms);
   }
-  std::optional<SteadyState> steady = MeasureSteadyState(registrar, csi, dir.Join("steady.log"), {});
+  std::optional<SteadyState> steady =
+      MeasureSteadyState(registrar, csi, dir.Join("steady.log"), {});
   if (!steady.has_value()) {
     std::cerr << "steady-state measurement failed" << std::endl;
     return 1;
   }
   std::optional<SteadyState> other_steady;
   if (!FLAGS_compare_with.empty()) {
-    other_steady = MeasureSteadyState(FLAGS_compare_with, csi, dir.Join("other-steady.log"),
-                                      compare_args);
+    other_steady =
+        MeasureSteadyState(FLAGS_compare_with, csi, dir.Join("other-steady.log"), compare_args);
     if (!other_steady.has_value()) {
       std::cerr << FLAGS_compare_with << ": steady-state measurement failed" << std::endl;
       return 1;
@@ -490,11 +493,10 @@ int Run() {
             << " s of /healthz every second and a kubelet registration every 10 s):\n\n";
   std::cout << absl::StrFormat("| %-32s | %-14s | %-14s |%s\n", "figure", "ours", "ours, steady",
                                compare ? " other          | other, steady  | steady ratio |" : "");
-  std::cout << absl::StrFormat("|%s|%s|%s|%s\n", std::string(34, '-'), std::string(16, '-'),
-                               std::string(16, '-'),
-                               compare ? std::string(16, '-') + "|" + std::string(16, '-') +
-                                             "|" + std::string(14, '-') + "|"
-                                       : "");
+  std::cout << absl::StrFormat(
+      "|%s|%s|%s|%s\n", std::string(34, '-'), std::string(16, '-'), std::string(16, '-'),
+      compare ? std::string(16, '-') + "|" + std::string(16, '-') + "|" + std::string(14, '-') + "|"
+              : "");
   auto ms_row = [&](const std::string& name, const std::vector<double>& ours,
                     const std::vector<double>& other) {
     std::string line = absl::StrFormat("| %-32s | %-14s | %-14s |", name,
@@ -524,12 +526,10 @@ int Run() {
                                        Mb(steady->registered.*field), Mb(steady->steady.*field));
     if (compare) {
       const int64_t other = other_steady->steady.*field;
-      line += absl::StrFormat(" %-14s | %-14s | %-12s |", Mb(other_steady->registered.*field),
-                              Mb(other),
-                              other > 0 ? absl::StrFormat("%.2f", static_cast<double>(
-                                                                      steady->steady.*field) /
-                                                                      other)
-                                        : "-");
+      line += absl::StrFormat(
+          " %-14s | %-14s | %-12s |", Mb(other_steady->registered.*field), Mb(other),
+          other > 0 ? absl::StrFormat("%.2f", static_cast<double>(steady->steady.*field) / other)
+                    : "-");
     }
     std::cout << line << "\n";
   }

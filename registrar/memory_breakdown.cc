@@ -74,7 +74,8 @@ int64_t FieldKb(const std::string& file, const std::string& field) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(field + ":", 0) != 0) continue;
-    std::vector<std::string> parts = absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    std::vector<std::string> parts =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     int64_t value = 0;
     if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &value)) return value;
   }
@@ -118,8 +119,7 @@ absl::StatusOr<MemoryBreakdown> MeasureMemory(pid_t pid, const std::string& prog
   };
   while (std::getline(smaps, line)) {
     std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos &&
-        fields[0].back() != ':') {
+    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos && fields[0].back() != ':') {
       account();
       const std::vector<std::string> range = absl::StrSplit(fields[0], '-');
       absl::SimpleHexAtoi(range[0], &start);

@@ -43,8 +43,7 @@ std::vector<Mapping> ReadMappings() {
   std::string line;
   while (std::getline(in, line)) {
     std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos &&
-        fields[0].back() != ':') {
+    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos && fields[0].back() != ':') {
       Mapping m;
       const std::vector<std::string> range = absl::StrSplit(fields[0], '-');
       if (range.size() != 2 || !absl::SimpleHexAtoi(range[0], &m.start) ||
@@ -73,7 +72,8 @@ absl::Status Errno(absl::string_view what) {
 
 absl::StatusOr<ReleasedPages> ReleaseProgramPages() {
   char exe[PATH_MAX] = {};
-  if (readlink("/proc/self/exe", exe, sizeof(exe) - 1) <= 0) return Errno("readlink /proc/self/exe");
+  if (readlink("/proc/self/exe", exe, sizeof(exe) - 1) <= 0)
+    return Errno("readlink /proc/self/exe");
   std::vector<Mapping> release;
   for (const Mapping& m : ReadMappings()) {
     // The program file's private, read-only mappings with no page of their own: every page is

@@ -29,8 +29,7 @@ int64_t ProgramRssKb() {
   int64_t total = 0;
   while (std::getline(in, line)) {
     std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos &&
-        fields[0].back() != ':') {
+    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos && fields[0].back() != ':') {
       ours = fields.size() >= 6 && fields[5] == exe;
     } else if (ours && fields.size() >= 2 && fields[0] == "Rss:") {
       int64_t kb = 0;

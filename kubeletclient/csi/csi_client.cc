@@ -46,15 +46,18 @@ std::string RedactedJson(const google::protobuf::Message& message) {
   return text;
 }
 
+SentCall MakeSentCall(const std::string& method, const google::protobuf::Message& request) {
+  std::shared_ptr<google::protobuf::Message> copy(request.New());
+  copy->CopyFrom(request);
+  return {method, RedactedJson(request), std::move(copy)};
+}
+
 CsiNodeClient::CsiNodeClient(std::string endpoint, absl::Duration timeout,
                              std::vector<SentCall>* sent)
     : endpoint_(std::move(endpoint)), timeout_(timeout), sent_(sent) {}
 
 void CsiNodeClient::Record(const std::string& method, const google::protobuf::Message& request) {
-  if (sent_ == nullptr) return;
-  std::shared_ptr<google::protobuf::Message> copy(request.New());
-  copy->CopyFrom(request);
-  sent_->push_back({method, RedactedJson(request), std::move(copy)});
+  if (sent_ != nullptr) sent_->push_back(MakeSentCall(method, request));
 }
 
 std::unique_ptr<csi::v1::Node::Stub> CsiNodeClient::Stub() const {

@@ -61,6 +61,9 @@ struct SentCall {
   std::shared_ptr<const google::protobuf::Message> request;
 };
 
+// The SentCall of `request` (a copy of it, and its redacted JSON).
+SentCall MakeSentCall(const std::string& method, const google::protobuf::Message& request);
+
 // `message` as JSON with proto field names; the secrets of NodeStageVolume, NodePublishVolume and
 // NodeExpandVolume requests keep their keys, their values read "(redacted)", and so does the
 // service-account token attribute of a NodePublishVolume's volume context.
