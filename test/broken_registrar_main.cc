@@ -31,6 +31,16 @@
 #include "grpcpp/grpcpp.h"
 #include "httplib.h"
 
+// Under ThreadSanitizer (test/run-tests.sh's tsan stage) this program ends as Go's os.Exit ends
+// a program, with gRPC's and httplib's threads still about. TSan's exit check counts a thread of
+// theirs that has just finished, and that nobody joins, as a leak and turns the exit code into
+// 66: seen once at SIGTERM in a CI run (not reproduced in 26 more), it failed the harness's
+// signal.sigterm check for a reason that is not the one under test. The check stays on for every
+// other program.
+#if defined(__SANITIZE_THREAD__)
+extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"; }
+#endif
+
 DEFINE_string(csi_address, "/run/csi/socket", "The driver's CSI socket.");
 DEFINE_string(kubelet_registration_path, "", "The driver's socket as kubelet sees it.");
 DEFINE_string(plugin_registration_path, "/registration", "Kubelet's plugin registry directory.");
