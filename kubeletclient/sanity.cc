@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <functional>
 #include <iterator>
 #include <optional>
 #include <random>
@@ -179,7 +178,6 @@ class Judge {
     bool created = false;       // by CreateVolume: DeleteVolume at the end
     bool attached = false;      // by ControllerPublishVolume: ControllerUnpublishVolume at the end
     StringMap attributes;       // the created volume's volume_context: the PV's volumeAttributes
-    StringMap publish_context;  // the attachment's metadata
     int64_t capacity = int64_t{1} << 30;
     CapabilityArgs capability;
   };
@@ -818,7 +816,6 @@ void Judge::Attach(const std::string& prefix, const std::string& pv_name, Provis
     Fail(prefix + "controller-publish", kAttachRef, "ControllerPublishVolume failed", details);
   } else {
     volume->attached = true;
-    volume->publish_context = *context;
     attachment.attached = true;
     attachment.attachment_metadata = *context;
     Pass(prefix + "controller-publish", kAttachRef,
