@@ -2,12 +2,14 @@
 //
 // Flags keep the Go node-driver-registrar's names and defaults, so that existing manifests work
 // unchanged; gflags accepts --csi-address for csi_address.
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
+#include "registrar/automaxprocs.h"
 #include "registrar/options.h"
 #include "registrar/registrar.h"
 #include "registrar/version.h"
@@ -36,6 +38,10 @@ DEFINE_string(registration_retry_after, "2m",
 DEFINE_bool(release_startup_pages, true,
             "Once kubelet confirms the registration, keep only the code that runs resident "
             "(Linux 6.7 or later; where userfaultfd is refused, nothing changes).");
+DEFINE_bool(automaxprocs, false,
+            "Size gRPC's thread pools (and the registration server's pollers) by the container's "
+            "CPU limit (cgroup cpu.max, or cpu.cfs_quota_us / cpu.cfs_period_us) instead of by "
+            "the host's CPUs; the Go registrar sets GOMAXPROCS by it.");
 DEFINE_bool(requires_publish_pod, false,
             "Tell kubelet (CSIRegistration.GetCSIDriverInfo) that the driver wants pod "
             "information in NodePublishVolume.");
@@ -45,8 +51,8 @@ int main(int argc, char** argv) {
     // As the Go registrar's flag package prints it (flags sorted), then the logging flags.
     std::cout << ndr::GoFlagUsage(
         absl::StrCat("Usage of ", argv[0], ":"),
-        {{"", {"connection_timeout", "csi_address", "enable_pprof", "health_port", "http_endpoint",
-               "kubelet_registration_path", "mode", "plugin_registration_path",
+        {{"", {"automaxprocs", "connection_timeout", "csi_address", "enable_pprof", "health_port",
+               "http_endpoint", "kubelet_registration_path", "mode", "plugin_registration_path",
                "registration_retry_after", "release_startup_pages", "requires_publish_pod",
                "timeout", "version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
@@ -82,6 +88,7 @@ int main(int argc, char** argv) {
   flags.requires_publish_pod = FLAGS_requires_publish_pod;
   flags.registration_retry_after = FLAGS_registration_retry_after;
   flags.release_startup_pages = FLAGS_release_startup_pages;
+  flags.automaxprocs = FLAGS_automaxprocs;
   absl::StatusOr<ndr::registrar::Options> options = ndr::registrar::ParseOptions(flags);
   if (!options.ok()) {
     std::cerr << "csi-node-driver-registrar: " << options.status().message() << std::endl;
@@ -90,6 +97,12 @@ int main(int argc, char** argv) {
   if (options->registration_probe_mode) {
     NDR_LOG(INFO) << "--mode=kubelet-registration-probe is deprecated and does nothing; exiting 0";
     return 0;
+  }
+  if (options->automaxprocs) {
+    // Before the registrar starts gRPC, which sizes its pools at grpc_init(); first in the log, as
+    // the Go registrar's "maxprocs: ..." line is.
+    const ndr::registrar::ThreadSizing sizing = ndr::registrar::ApplyAutomaxprocs();
+    options->max_pollers = std::min(options->max_pollers, sizing.cpus);
   }
   NDR_LOG(INFO) << "Version" << ndr::logging::Kv("version", ndr::registrar::kVersion);
 

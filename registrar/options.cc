@@ -124,6 +124,7 @@ absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
   }
   options.requires_publish_pod = flags.requires_publish_pod;
   options.pprof_requested = flags.enable_pprof;
+  options.automaxprocs = flags.automaxprocs;
   return options;
 }
 

@@ -29,6 +29,7 @@ struct RawFlags {
   bool requires_publish_pod = false;
   std::string registration_retry_after = "2m";  // ours; the Go registrar has no such flag
   bool release_startup_pages = true;            // ours too
+  bool automaxprocs = false;                    // Go's since v2.14
 };
 
 // Validated options; every field is safe to use as is.
@@ -62,6 +63,12 @@ struct Options {
   // Once kubelet confirms the registration, keep only the code that runs resident
   // (--release-startup-pages; program_pages.h).
   bool release_startup_pages = true;
+  // Size the thread pools by the container's CPU limit (--automaxprocs; automaxprocs.h). main
+  // applies it before the registrar starts gRPC.
+  bool automaxprocs = false;
+  // Most threads the registration server's gRPC pollers may keep: 2, or fewer when
+  // --automaxprocs found a limit below two CPUs. Set by main, not by a flag.
+  int max_pollers = 2;
 };
 
 absl::StatusOr<Options> ParseOptions(const RawFlags& flags);

@@ -95,7 +95,9 @@ absl::Status Registrar::Start() {
   // looked at before Start() returns.
   prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
                                            options_.connection_timeout, [this] { Wake(); });
-  NDR_LOG(INFO) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
+  // At -v=2: the default log is no chattier than the Go registrar's (README, "Logs"); a driver
+  // that does not answer is reported at -v=0 after 10 s, with the address and the error.
+  NDR_VLOG(2) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
   prober_->Query(/*bounded=*/true);
   inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0 && errno == EMFILE) {
@@ -245,7 +247,8 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
                                     bool reoffer) {
   const uint64_t generation = generation_ + 1;
   absl::StatusOr<std::unique_ptr<RegistrationServer>> server = RegistrationServer::Start(
-      path, info, [this, generation](const Verdict& verdict) { OnNotify(generation, verdict); });
+      path, info, [this, generation](const Verdict& verdict) { OnNotify(generation, verdict); },
+      options_.max_pollers);
   if (!server.ok()) return server.status();
   server_ = *std::move(server);
   generation_ = generation;

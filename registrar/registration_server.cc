@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -33,7 +34,8 @@ RegistrationServer::RegistrationServer(std::string path, RegistrationInfo info,
       csi_registration_(info) {}
 
 absl::StatusOr<std::unique_ptr<RegistrationServer>> RegistrationServer::Start(
-    const std::string& path, const RegistrationInfo& info, NotifyCallback notify) {
+    const std::string& path, const RegistrationInfo& info, NotifyCallback notify,
+    int max_pollers) {
   if (Inspect(path, std::nullopt) == PathState::kNotASocket) {
     return absl::FailedPreconditionError(absl::StrCat(
         path, " exists and is not a socket; it was left untouched: remove it so that the "
@@ -53,7 +55,8 @@ absl::StatusOr<std::unique_ptr<RegistrationServer>> RegistrationServer::Start(
   // Kubelet makes a handful of calls per registration: one polling thread is plenty.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              std::max(1, max_pollers));
   // The sync server's pollers otherwise wake every 10 s to look for work; an hour is plenty.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 3600 * 1000);
   server->server_ = builder.BuildAndStart();

@@ -26,10 +26,12 @@ namespace ndr::registrar {
 class RegistrationServer {
  public:
   // Serves on `path`. A missing path or a socket there (stale, or another process's) is fine; any
-  // other file there is FailedPrecondition and stays untouched.
+  // other file there is FailedPrecondition and stays untouched. gRPC keeps at most
+  // `max_pollers` (at least 1) threads waiting for calls.
   static absl::StatusOr<std::unique_ptr<RegistrationServer>> Start(const std::string& path,
                                                                     const RegistrationInfo& info,
-                                                                    NotifyCallback notify);
+                                                                    NotifyCallback notify,
+                                                                    int max_pollers = 2);
   ~RegistrationServer();  // Shuts the server down (waiting up to 1 s for calls in flight).
 
   const std::string& path() const { return path_; }

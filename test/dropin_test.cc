@@ -10,6 +10,7 @@
 // --http-endpoint, read back from the log; a free port for --health-port, where 0 means off).
 // --kubelet-registration-path is only ever reported to kubelet, so it stays as written.
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +27,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -302,6 +305,127 @@ std::string TestName(const ::testing::TestParamInfo<Manifest>& info) { return in
 
 INSTANTIATE_TEST_SUITE_P(PublicManifests, DropInTest,
                          ::testing::ValuesIn(dropin::Manifests()), TestName);
+
+// A line of test/go_registrar_v2.17.0_flags.tsv: a flag of the newest Go registrar, and a value it
+// accepts.
+struct GoFlag {
+  std::string name, type, default_value, value;
+  std::string expect;  // "serves": registers with it; "exit0": exits 0 at once
+};
+
+std::vector<GoFlag> GoRegistrarFlags() {
+  const std::string path = Runfile("test/go_registrar_v2.17.0_flags.tsv");
+  std::string text;
+  if (!::ndr::testing::ReadFile(path, &text)) ADD_FAILURE() << "cannot read " << path;
+  std::vector<GoFlag> flags;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "#")) continue;
+    std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    if (fields.size() != 5) {
+      ADD_FAILURE() << path << ": not 5 tab-separated fields: " << line;
+      continue;
+    }
+    flags.push_back({fields[0], fields[1], fields[2], fields[3], fields[4]});
+  }
+  return flags;
+}
+
+// Each flag that registers, as a manifest: what every manifest passes, and that flag set to its
+// value (in place of the common one, for the common flags).
+std::vector<Manifest> GoFlagManifests() {
+  std::vector<Manifest> manifests;
+  for (const GoFlag& flag : GoRegistrarFlags()) {
+    if (flag.expect != "serves") continue;
+    std::map<std::string, std::string> values = {
+        {"csi-address", "/csi/csi.sock"},
+        {"kubelet-registration-path", "/var/lib/kubelet/plugins/sample/csi.sock"},
+        {"http-endpoint", ":9809"}};
+    if (flag.name == "health-port") values.erase("http-endpoint");  // the two exclude each other
+    values[flag.name] = flag.value;
+    Manifest manifest;
+    manifest.id = absl::StrReplaceAll(flag.name, {{"-", "_"}});
+    manifest.driver = "sample.csi.example.com";
+    manifest.source = "test/go_registrar_v2.17.0_flags.tsv";
+    for (const auto& [name, value] : values) {
+      manifest.args.push_back(absl::StrCat("--", name, "=", value));
+    }
+    manifests.push_back(manifest);
+  }
+  return manifests;
+}
+
+// Every flag of the Go registrar v2.17.0, set as its line says: our registrar must register,
+// serve /healthz and stop cleanly with it, as with any manifest.
+INSTANTIATE_TEST_SUITE_P(GoRegistrarV2_17_0Flags, DropInTest,
+                         ::testing::ValuesIn(GoFlagManifests()), TestName);
+
+TEST(GoFlagsTest, TheListIsWhole) {
+  const std::vector<GoFlag> flags = GoRegistrarFlags();
+  // 19 in v2.17.0's --help; a line lost here would be a flag no test covers.
+  EXPECT_EQ(flags.size(), 19u);
+  std::set<std::string> names;
+  for (const GoFlag& flag : flags) {
+    EXPECT_TRUE(names.insert(flag.name).second) << flag.name << " twice";
+    EXPECT_THAT(flag.expect, ::testing::AnyOf("serves", "exit0")) << flag.name;
+  }
+  EXPECT_EQ(names.count("automaxprocs"), 1u);
+}
+
+TEST(GoFlagsTest, ThoseThatEndAtOnceExitZero) {
+  for (const GoFlag& flag : GoRegistrarFlags()) {
+    if (flag.expect != "exit0") continue;
+    TempDir dir("goflag");
+    Subprocess registrar({Runfile("registrar/csi-node-driver-registrar"),
+                          absl::StrCat("--", flag.name, "=", flag.value)},
+                         dir.Join("registrar.log"));
+    EXPECT_EQ(registrar.Wait(), 0) << flag.name << ": " << registrar.Describe();
+  }
+}
+
+// Our --help lists each of them, as Go's does (`  -name ...` at the start of a line).
+TEST(GoFlagsTest, HelpListsEveryOne) {
+  TempDir dir("gohelp");
+  Subprocess help({Runfile("registrar/csi-node-driver-registrar"), "--help"},
+                  dir.Join("help.log"));
+  ASSERT_EQ(help.Wait(), 0) << help.Describe();
+  const std::string text = help.Log();
+  for (const GoFlag& flag : GoRegistrarFlags()) {
+    EXPECT_TRUE(absl::StrContains(text, absl::StrCat("\n  -", flag.name, "\n")) ||
+                absl::StrContains(text, absl::StrCat("\n  -", flag.name, " ")))
+        << "-" << flag.name << " is not in --help:\n"
+        << text;
+  }
+}
+
+// --automaxprocs in every spelling Go's flag package takes for a bool: each starts and registers,
+// and all but =false say what they found.
+TEST(GoFlagsTest, AutomaxprocsSpellings) {
+  for (const char* spelling :
+       {"-automaxprocs", "--automaxprocs", "--automaxprocs=true", "-automaxprocs=1",
+        "--automaxprocs=false"}) {
+    SCOPED_TRACE(spelling);
+    TempDir dir("amp");
+    ASSERT_EQ(mkdir(dir.Join("csi").c_str(), 0755), 0);
+    ASSERT_EQ(mkdir(dir.Join("registration").c_str(), 0755), 0);
+    const std::string csi = dir.Join("csi/csi.sock");
+    Subprocess driver({Runfile("test/csidriver/sample-csi-driver"), "--endpoint=" + csi},
+                      dir.Join("driver.log"));
+    ASSERT_TRUE(PollUntil([&] { return IsSocket(csi); })) << driver.Describe();
+    Subprocess registrar(
+        {Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi,
+         "--kubelet-registration-path=/var/lib/kubelet/plugins/sample/csi.sock",
+         "--plugin-registration-path=" + dir.Join("registration"), spelling},
+        dir.Join("registrar.log"));
+    const std::string socket = dir.Join("registration/sample.csi.example.com-reg.sock");
+    ASSERT_TRUE(PollUntil([&] { return IsSocket(socket) || !registrar.Running(); }));
+    ASSERT_TRUE(registrar.Running()) << registrar.Describe();
+    EXPECT_EQ(absl::StrContains(registrar.Log(), "automaxprocs:"),
+              !absl::EndsWith(spelling, "=false"))
+        << registrar.Log();
+    EXPECT_TRUE(registrar.Signal(SIGTERM));
+    EXPECT_EQ(registrar.Wait(), 0) << registrar.Describe();
+  }
+}
 
 // The table's breadth, as the drop-in promise needs it.
 TEST(DropInTableTest, CoversTheFormsManifestsUse) {
