@@ -16,6 +16,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "hostutil/loop_device.h"
+#include "hostutil/mount.h"
 #include "kubeletclient/csi/csi_block.h"
 #include "kubeletclient/csi/csi_mounter.h"
 #include "kubeletclient/csi/publisher.h"
@@ -219,6 +221,7 @@ class Judge {
   // The same NodeStageVolume and NodePublishVolume as `run`'s publish again: OK, target unchanged.
   void JudgeReplay(const std::string& name, const PodRun& run, const std::string& target);
   // Tears `runs` down in order, recorded as `name`; the calls made go to `calls`.
+  std::vector<std::string> ReleaseNonDeviceMaps(const std::vector<PodRun*>& runs);
   void JudgeTeardown(const std::string& name, const std::vector<PodRun*>& runs,
                      const std::string& ref, std::vector<SentCall>* calls);
   // `call` (a NodeUnpublishVolume or NodeUnstageVolume already answered) sent again: OK.
@@ -583,10 +586,46 @@ void Judge::JudgeTarget(const std::string& name, const std::string& target, bool
       Fail(name, ref,
            absl::StrCat("target_path ", target, exists ? " is a directory" : " does not exist"),
            {"kubelet needs a file there: a block device, or a file with one bind-mounted on it"});
-    } else {
-      Pass(name, ref,
-           absl::StrCat(target, " is a ", S_ISBLK(st.st_mode) ? "block device" : "file"));
+      return;
     }
+    // What kubelet maps is what the target resolves to: its bind mount at volumeDevices/<pv>/dev/
+    // <pod uid> follows a symbolic link.
+    struct stat resolved;
+    const bool resolves = stat(target.c_str(), &resolved) == 0;
+    const bool link = S_ISLNK(st.st_mode);
+    if (!resolves || !(S_ISBLK(resolved.st_mode) || S_ISCHR(resolved.st_mode))) {
+      const std::string what =
+          !resolves ? "a symbolic link to nothing"
+          : link    ? "a symbolic link to a file that is not a device"
+          : hostutil::IsMountPoint(target) ? "a regular file (with a file mounted on it), not a device"
+                                           : "a regular file, not a device";
+      if (!node_.change_host) {
+        // Devices need root on the host, which this run lacks; drivers that publish devices
+        // fall back to plain files without it, as the sample driver does.
+        Skip(name, ref,
+             absl::StrCat("not judged: target_path ", target, " is ", what,
+                          ", and kubelet needs a device there; but this run cannot make host "
+                          "changes (", node_.host_skip_reason,
+                          "), so neither can a driver beside it. Run as root on the host to "
+                          "judge it"));
+        return;
+      }
+      Fail(name, ref, absl::StrCat("target_path ", target, " is ", what),
+           {"kubelet maps it (a bind mount at volumeDevices/<pv>/dev/<pod uid>, a loop device "
+            "over that) but can unmap only a device there: volume_path_handler.go "
+            "unmapBindMountDevice removes anything else without unmounting it "
+            "(IsDeviceBindMountExist), which fails with \"device or resource busy\" on every "
+            "retry, so NodeUnpublishVolume and NodeUnstageVolume are never sent (the same in "
+            "kubelet v1.26.15 and v1.37.2)",
+            "and the container runtime passes only device nodes into a container's "
+            "volumeDevices (kubelet_pods.go makeBlockVolumes hands it the path)",
+            "publish the volume's block device there: a device node, a bind mount of one on a "
+            "file, or a symbolic link to one"});
+      return;
+    }
+    Pass(name, ref,
+         absl::StrCat(target, " is a ", link ? "symbolic link to a " : "",
+                      S_ISBLK(resolved.st_mode) ? "block device" : "character device"));
     return;
   }
   const std::string ref =
@@ -643,6 +682,7 @@ void Judge::JudgeReplay(const std::string& name, const PodRun& run, const std::s
 
 void Judge::JudgeTeardown(const std::string& name, const std::vector<PodRun*>& runs,
                           const std::string& ref, std::vector<SentCall>* calls) {
+  const std::vector<std::string> released = ReleaseNonDeviceMaps(runs);
   std::vector<std::string> failures;
   std::vector<SentCall> all;
   for (PodRun* run : runs) {
@@ -659,6 +699,13 @@ void Judge::JudgeTeardown(const std::string& name, const std::vector<PodRun*>& r
         "kubelet retries the teardown until it succeeds; the pod's volume stays "
         "in use meanwhile");
     Fail(name, ref, "tearing the pods' volume down failed", failures);
+  } else if (!released.empty()) {
+    // Not kubelet's teardown: it could not have unmounted those (the target check says why).
+    Skip(name, ref,
+         absl::StrCat("not judged: kubelet cannot tear down a block volume whose target is not a "
+                      "device (see the target check): its UnmapBlockVolume fails with \"device or "
+                      "resource busy\" at each retry. The judge unmounted kubelet's bind mounts "
+                      "itself (", absl::StrJoin(released, ", "), "), then: ", CallSummary(all)));
   } else {
     Pass(name, ref, CallSummary(all));
   }
@@ -721,6 +768,41 @@ void Judge::JudgeClean(const std::string& name, const std::vector<PodRun*>& runs
   }
 }
 
+// Kubelet's bind mounts of block targets that are not devices (block/target fails for them):
+// kubelet cannot unmount them (volume_path_handler.go unmapBindMountDevice), so its teardown
+// would fail for ever. The judge unmounts them itself, so that the teardown can go on and nothing
+// is left on the host; returns the paths it unmounted.
+std::vector<std::string> Judge::ReleaseNonDeviceMaps(const std::vector<PodRun*>& runs) {
+  std::vector<std::string> released;
+  for (PodRun* run : runs) {
+    if (!run->published || !run->plan.has_value() || !run->plan->block.has_value()) continue;
+    const std::string& path = run->plan->block->global_map_pod;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode) ||
+        !hostutil::IsMountPoint(path)) {
+      continue;
+    }
+    // Kubelet's loop device over it (its "file descriptor lock") keeps the mount busy: released
+    // first, as kubelet's DetachFileDevice does.
+    if (absl::StatusOr<std::optional<std::string>> loop = hostutil::FindLoopDevice(path);
+        loop.ok() && loop->has_value()) {
+      if (absl::Status s = hostutil::DetachLoopDevice(**loop); !s.ok()) {
+        out_ << "Cleanup: loop device " << **loop << " over " << path
+             << " could not be detached: " << s.message() << "\n";
+      }
+    }
+    // Kubelet's MapDevice sees no device there, so each map mounted it again: one unmount each.
+    for (int i = 0; i < 64 && hostutil::IsMountPoint(path); ++i) {
+      if (absl::Status s = hostutil::Unmount(path); !s.ok()) {
+        out_ << "Cleanup: " << path << " could not be unmounted: " << s.message() << "\n";
+        break;
+      }
+    }
+    released.push_back(path);
+  }
+  return released;
+}
+
 absl::Status Judge::TearDown(PodRun* run, std::vector<SentCall>* calls) {
   absl::StatusOr<std::vector<UnpublishPlan>> plans = PlanUnpublish(node_.root_dir, run->pod.uid);
   if (!plans.ok()) return plans.status();
@@ -735,6 +817,7 @@ absl::Status Judge::TearDown(PodRun* run, std::vector<SentCall>* calls) {
 }
 
 void Judge::CleanUp(std::vector<PodRun*> runs) {
+  ReleaseNonDeviceMaps(runs);
   for (PodRun* run : runs) {
     if (!run->published) continue;
     std::vector<SentCall> calls;

@@ -194,25 +194,29 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
     passed.insert(named.begin(), named.end());
   }
   passed.erase("block/tokens");
+  // Without host changes (--block-host-ops=skip; and in Bazel's sandbox the driver cannot make a
+  // device either) the block target is a plain file: whether kubelet could map it is not judged.
+  // //kubeletclient:sanity_peers_test judges it as root.
+  passed.erase("block/target");
   EXPECT_EQ(verdicts["PASS"], passed) << out;
   EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
-  EXPECT_THAT(verdicts["SKIP"], ElementsAre("block/tokens")) << out;
-  EXPECT_THAT(out, HasSubstr(absl::StrCat(passed.size(), " passed, 0 failed, 1 skipped")));
+  EXPECT_THAT(verdicts["SKIP"], ElementsAre("block/target", "block/tokens")) << out;
+  EXPECT_THAT(out, HasSubstr(absl::StrCat(passed.size(), " passed, 0 failed, 2 skipped")));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/tokens: NodePublishVolume with tokens for [vault] "
                              "accepted"));
   EXPECT_THAT(out, HasSubstr("PASS  inline/publish: NodePublishVolume\n"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
-  EXPECT_THAT(out, HasSubstr("PASS  block/target: "));
+  EXPECT_THAT(out, HasSubstr("SKIP  block/target: not judged: target_path "));
   EXPECT_THAT(LeftTargets(), IsEmpty());
   // JUnit: a testcase per check.
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
-  EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size() + 1,
-                                          "\" failures=\"0\" skipped=\"1\">")));
+  EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size() + 2,
+                                          "\" failures=\"0\" skipped=\"2\">")));
   EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.block\" name=\"block/stats\">"
                              "</testcase>"));
   // The XML declaration, the two suite elements open and closed, a line per check.
-  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 1 + 5);
+  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 2 + 5);
 }
 
 // No handle: the driver's Controller service creates each volume and attaches it (the sample
@@ -247,6 +251,7 @@ TEST_F(SanityTest, VolumesCreatedAndAttachedByTheDriversController) {
     passed.insert(named.begin(), named.end());
   }
   passed.erase("block/tokens");
+  passed.erase("block/target");  // not judged without host changes (see above)
   EXPECT_EQ(verdicts["PASS"], passed) << out;
   EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/controller-publish: attached to node ID node-1"));

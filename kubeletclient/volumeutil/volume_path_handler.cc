@@ -1,5 +1,6 @@
 #include "kubeletclient/volumeutil/volume_path_handler.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,14 @@ namespace {
 
 absl::Status ErrnoError(absl::string_view message, int err) {
   return absl::InternalError(absl::StrCat(message, ": ", strerror(err)));
+}
+
+// os.Remove's error as Go prints it (a *PathError: "remove PATH: " and the errno's text, which Go
+// spells in lower case: "device or resource busy").
+std::string GoRemoveError(const std::string& path, int err) {
+  std::string text = strerror(err);
+  if (!text.empty()) text[0] = static_cast<char>(tolower(static_cast<unsigned char>(text[0])));
+  return absl::StrCat("remove ", path, ": ", text);
 }
 
 bool IsDevice(const struct stat& st) { return S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode); }
@@ -147,9 +156,13 @@ absl::Status VolumePathHandler::UnmapDevice(const std::string& map_path,
       (void)Step("unmount", link_path, "", absl::OkStatus());
     }
   }
+  // kubelet v1.26.15 and v1.37.2 alike: "failed to remove file PATH: remove PATH: device or
+  // resource busy" for a file with a file bind-mounted on it (checked by running kubelet's
+  // volumepathhandler on such a file).
   absl::Status status = absl::OkStatus();
   if (unlink(link_path.c_str()) != 0 && errno != ENOENT) {
-    status = ErrnoError(absl::StrCat("failed to remove file ", link_path), errno);
+    status = absl::InternalError(
+        absl::StrCat("failed to remove file ", link_path, ": ", GoRemoveError(link_path, errno)));
   }
   return Step("remove", link_path, "", status);
 }

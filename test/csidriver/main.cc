@@ -41,6 +41,11 @@ DEFINE_string(faults, "",
               "Break the driver on purpose, comma-separated: stage-not-idempotent, "
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity (for "
               "testing tools that judge drivers, such as kubeletclient sanity; never in use).");
+DEFINE_string(block_publish, "loop-bind",
+              "How a raw block volume is put at its target_path: loop-bind (a loop device over "
+              "its disk image, bind-mounted on a file there), symlink (a symbolic link to that "
+              "loop device) or file (the disk image itself bind-mounted there: a regular file, "
+              "no device; kubelet cannot map that, and kubeletclient sanity says so).");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -71,7 +76,7 @@ int main(int argc, char** argv) {
   if (ndr::HelpRequested(argc, argv)) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
-        {{"", {"controller", "data_dir", "drivername", "endpoint", "faults",
+        {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
                "max_volumes_per_node", "nodeid", "reject_pod_info", "stage_unstage", "token_jwks",
                "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
@@ -95,6 +100,14 @@ int main(int argc, char** argv) {
   options.reject_pod_info = FLAGS_reject_pod_info;
   options.stage_unstage = FLAGS_stage_unstage;
   options.controller = FLAGS_controller;
+  if (std::optional<ndr::sample::BlockPublish> publish =
+          ndr::sample::ParseBlockPublish(FLAGS_block_publish)) {
+    options.block_publish = *publish;
+  } else {
+    std::cerr << "sample-csi-driver: --block-publish: \"" << FLAGS_block_publish
+              << "\" is not one of loop-bind, symlink, file" << std::endl;
+    return 1;
+  }
   options.data_dir = FLAGS_data_dir;
   for (absl::string_view fault : absl::StrSplit(FLAGS_faults, ',', absl::SkipWhitespace())) {
     options.faults.emplace(fault);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -635,6 +636,13 @@ absl::StatusOr<BlockIndex> NodeService::LoadIndex() {
   return ReadBlockIndex(IndexPath());
 }
 
+std::optional<BlockPublish> ParseBlockPublish(absl::string_view text) {
+  if (text == "loop-bind") return BlockPublish::kLoopBind;
+  if (text == "symlink") return BlockPublish::kSymlink;
+  if (text == "file") return BlockPublish::kFile;
+  return std::nullopt;
+}
+
 absl::Status NodeService::PublishBlock(const csi::v1::NodePublishVolumeRequest& request) {
   const std::string& target = request.target_path();
   const std::string& volume_id = request.volume_id();
@@ -695,6 +703,16 @@ absl::Status NodeService::PublishBlock(const csi::v1::NodePublishVolumeRequest& 
     }
     return CreateTargetFile(target);
   }
+  if (options_.block_publish == BlockPublish::kFile) {
+    // The disk image itself at the target: a regular file, as the CSI spec allows ("make the
+    // volume available at target_path"), but no device.
+    if (hostutil::IsMountPoint(target)) return absl::OkStatus();  // Already published.
+    if (absl::Status s = CreateTargetFile(target); !s.ok()) return s;
+    if (absl::Status s = hostutil::BindMount(*image, target); !s.ok()) return s;
+    NDR_LOG(INFO) << "Bind-mounted the disk image of volume " << volume_id << " at target_path "
+                  << target;
+    return absl::OkStatus();
+  }
   // Readonly is recorded (it is part of the fingerprint), not enforced: a read-only remount of
   // the bind mount would not stop writes through the device node, and the loop device, shared by
   // every target of the volume, cannot be read-only for one of them.
@@ -714,6 +732,19 @@ absl::Status NodeService::PublishBlock(const csi::v1::NodePublishVolumeRequest& 
   }
   struct stat device_st;
   if (stat(device.c_str(), &device_st) != 0) return ErrnoError("stat", device, errno);
+  if (options_.block_publish == BlockPublish::kSymlink) {
+    char link[PATH_MAX + 1] = {};
+    const ssize_t n = readlink(target.c_str(), link, PATH_MAX);
+    if (n > 0 && std::string(link, n) == device) return absl::OkStatus();  // Already published.
+    // What is there is ours (recorded above): an empty file, or a link to a device since detached.
+    if (unlink(target.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoError("remove target", target, errno);
+    }
+    if (symlink(device.c_str(), target.c_str()) != 0) return ErrnoError("symlink", target, errno);
+    NDR_LOG(INFO) << "Linked target_path " << target << " of volume " << volume_id
+                  << " to loop device " << device;
+    return absl::OkStatus();
+  }
   struct stat target_st;
   if (lstat(target.c_str(), &target_st) == 0 && S_ISBLK(target_st.st_mode)) {
     if (target_st.st_rdev == device_st.st_rdev) return absl::OkStatus();  // Already published.

@@ -73,6 +73,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "api/csi/csi.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "test/csidriver/block_volume.h"
@@ -103,6 +104,15 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //                              than its capacity
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
                                           "block-target-directory", "stats-used-over-capacity"};
+
+enum class BlockPublish {
+  kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target
+  kSymlink,   // the target is a symbolic link to that loop device's node
+  kFile,      // the disk image itself bind-mounted on a regular file at the target: no device
+};
+
+// "loop-bind", "symlink" or "file" (--block-publish); nullopt for anything else.
+std::optional<BlockPublish> ParseBlockPublish(absl::string_view text);
 
 struct DriverOptions {
   // GetPluginInfo's name; must be a valid CSI driver name.
@@ -139,6 +149,9 @@ struct DriverOptions {
   // The volumes it creates ("sample-<name>") are then staged and published only with the publish
   // context of their ControllerPublishVolume to this node.
   bool controller = false;
+  // How a block volume is put at its target when the driver can change the host. All three are
+  // what CSI drivers do; kubelet can map and unmap only the first two (see --block-publish).
+  BlockPublish block_publish = BlockPublish::kLoopBind;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
