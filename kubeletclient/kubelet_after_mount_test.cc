@@ -28,7 +28,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kubeletclient/kubelet_sequence_fixture.h"
+#include "test/util/kubelet_sequence_fixture.h"
 #include "kubeletclient/token/jwt.h"
 #include "kubeletclient/token/test_keys.h"
 #include "nlohmann/json.hpp"

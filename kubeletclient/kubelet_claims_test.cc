@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kubeletclient/kubelet_sequence_fixture.h"
+#include "test/util/kubelet_sequence_fixture.h"
 
 namespace ndr {
 namespace {

@@ -32,7 +32,8 @@
 #include "kubeletclient/probe.h"
 #include "kubeletclient/publish.h"
 #include "kubeletclient/republish.h"
-#include "kubeletclient/sanity.h"
+#include "kubeletclient/sanity/checks.h"
+#include "kubeletclient/sanity/sanity.h"
 #include "kubeletclient/stats.h"
 #include "kubeletclient/token/jwt.h"
 #include "kubeletclient/watch.h"
@@ -84,6 +85,8 @@ DEFINE_string(volume_mode, "",
               "the driver refuses is then skipped).");
 DEFINE_string(junit, "", "Also write the checks as JUnit XML to this file.");
 DEFINE_string(only, "", "Run only the checks whose names match this regular expression.");
+DEFINE_bool(list, false,
+            "Print every check (its name, group, what it does and the kubelet functions) and exit.");
 DEFINE_string(skip, "", "Skip the checks whose names match this regular expression.");
 DEFINE_string(get_info_timeout, "1s",
               "Deadline of GetInfo (kubelet: 1s) and of GetCSIDriverInfo, the other call on the "
@@ -150,11 +153,11 @@ const std::vector<Command>& Commands() {
       {"sanity",
        "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
        "--root-dir=DIR [--volume-handle=H[,H...]] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
-       "[--volume-mode=filesystem,block] [--junit=FILE] [--only=REGEX] [--skip=REGEX] "
+       "[--volume-mode=filesystem,block] [--junit=FILE] [--only=REGEX] [--skip=REGEX] [--list] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
        with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
-                       "objects", "node_name", "volume_mode", "junit", "only", "skip",
+                       "objects", "node_name", "volume_mode", "junit", "only", "skip", "list",
                        "feature_gates", "host_selinux", "block_host_ops",
                        "service_account_key_file", "service_account_issuer"})},
   };
@@ -198,6 +201,10 @@ std::string HostName() {
 
 // `kubeletclient sanity`, with the node options `publish` has already read.
 int Sanity(const ndr::kubelet::PublishCommand& publish) {
+  if (FLAGS_list) {
+    ndr::kubelet::sanity::ListChecks(std::cout);
+    return 0;
+  }
   ndr::kubelet::SanityOptions options;
   options.registration_socket = FLAGS_registration_socket;
   options.plugin_registry_dir = FLAGS_plugin_registry_dir;

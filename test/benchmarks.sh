@@ -15,7 +15,7 @@ trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
 echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r)"
 echo
 # shellcheck disable=SC2046
-bazel build $(ndr_bazel_flags) -c opt //registrar:benchmark //kubeletclient:benchmark \
+bazel build $(ndr_bazel_flags) -c opt //test/benchmarks:registrar_benchmark //test/benchmarks:kubeletclient_benchmark \
   //registrar:csi-node-driver-registrar.stripped //test/csidriver:sample-csi-driver.stripped \
   //toolchain/cross:all_binaries
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
@@ -30,9 +30,9 @@ for arg in "$@"; do
     *) args+=("$arg") ;;
   esac
 done
-"$bin/registrar/benchmark" "${args[@]}"
+"$bin/test/benchmarks/registrar_benchmark" "${args[@]}"
 echo
-"$bin/kubeletclient/benchmark"
+"$bin/test/benchmarks/kubeletclient_benchmark"
 echo
 echo "Images (bash images/build.sh), compressed as a registry stores them:"
 out=$(mktemp -d /tmp/ndr-bench-images-XXXXXX)

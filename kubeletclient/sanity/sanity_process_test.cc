@@ -196,7 +196,7 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   passed.erase("block/tokens");
   // Without host changes (--block-host-ops=skip; and in Bazel's sandbox the driver cannot make a
   // device either) the block target is a plain file: whether kubelet could map it is not judged.
-  // //kubeletclient:sanity_peers_test judges it as root.
+  // //kubeletclient/sanity:sanity_peers_test judges it as root.
   passed.erase("block/target");
   EXPECT_EQ(verdicts["PASS"], passed) << out;
   EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;

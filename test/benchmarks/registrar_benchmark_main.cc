@@ -3,7 +3,7 @@
 // start-up and steady-state memory of another registrar binary (the Go node-driver-registrar)
 // beside ours, measured the same way in the same run.
 //
-//   bazel run -c opt //registrar:benchmark [-- --runs=20 --idle_seconds=60 --steady_seconds=60
+//   bazel run -c opt //test/benchmarks:registrar_benchmark [-- --runs=20 --idle_seconds=60 --steady_seconds=60
 //       --compare_with=/path/to/csi-node-driver-registrar [--compare_args=--flag=value,...]]
 //
 // The registrar (stripped, static) and the sample driver run as real processes on sockets

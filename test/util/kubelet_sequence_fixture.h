@@ -5,8 +5,8 @@
 //
 // Each kubeletclient command starts with the registration handshake, whose only call on the
 // driver is NodeGetInfo; the fake registrar answers GetInfo for the recording driver.
-#ifndef NDR_KUBELETCLIENT_KUBELET_SEQUENCE_FIXTURE_H_
-#define NDR_KUBELETCLIENT_KUBELET_SEQUENCE_FIXTURE_H_
+#ifndef NDR_TEST_UTIL_KUBELET_SEQUENCE_FIXTURE_H_
+#define NDR_TEST_UTIL_KUBELET_SEQUENCE_FIXTURE_H_
 
 #include <map>
 #include <memory>
@@ -184,4 +184,4 @@ class KubeletSequenceTest : public ::testing::Test {
 
 }  // namespace ndr::testing
 
-#endif  // NDR_KUBELETCLIENT_KUBELET_SEQUENCE_FIXTURE_H_
+#endif  // NDR_TEST_UTIL_KUBELET_SEQUENCE_FIXTURE_H_

@@ -1,4 +1,4 @@
-#include "kubeletclient/sanity_controller.h"
+#include "kubeletclient/sanity/controller_client.h"
 
 #include "api/endpoint.h"
 #include "kubeletclient/util/grpc_status.h"

@@ -1,7 +1,7 @@
 // Prints kubeletclient's figures: how soon a new registration socket shows up in the node status
 // file, and how long 200 plugins appearing at once take to register.
 //
-//   bazel run -c opt //kubeletclient:benchmark [-- --plugins=200]
+//   bazel run -c opt //test/benchmarks:kubeletclient_benchmark [-- --plugins=200]
 //
 // kubeletclient runs as a real process. The plugins are registration servers in this process
 // (answering GetInfo, CSIRegistration and NotifyRegistrationStatus) and one CSI Node service

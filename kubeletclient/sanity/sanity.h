@@ -15,8 +15,8 @@
 //
 // What it makes under --root-dir is removed again, also when a check fails or the run is
 // interrupted (SIGINT, SIGTERM: the caller blocks them; they are noticed between steps).
-#ifndef NDR_KUBELETCLIENT_SANITY_H_
-#define NDR_KUBELETCLIENT_SANITY_H_
+#ifndef NDR_KUBELETCLIENT_SANITY_SANITY_H_
+#define NDR_KUBELETCLIENT_SANITY_SANITY_H_
 
 #include <ostream>
 #include <string>
@@ -74,4 +74,4 @@ std::string JunitXml(const SanityReport& report);
 
 }  // namespace ndr::kubelet
 
-#endif  // NDR_KUBELETCLIENT_SANITY_H_
+#endif  // NDR_KUBELETCLIENT_SANITY_SANITY_H_

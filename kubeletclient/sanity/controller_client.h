@@ -4,8 +4,8 @@
 // csi-sanity makes them. Kubelet itself never calls the Controller service.
 //
 // A new connection per call, as csi_client.h. Thread-compatible.
-#ifndef NDR_KUBELETCLIENT_SANITY_CONTROLLER_H_
-#define NDR_KUBELETCLIENT_SANITY_CONTROLLER_H_
+#ifndef NDR_KUBELETCLIENT_SANITY_CONTROLLER_CLIENT_H_
+#define NDR_KUBELETCLIENT_SANITY_CONTROLLER_CLIENT_H_
 
 #include <cstdint>
 #include <string>
@@ -54,4 +54,4 @@ class SanityController {
 
 }  // namespace ndr::kubelet
 
-#endif  // NDR_KUBELETCLIENT_SANITY_CONTROLLER_H_
+#endif  // NDR_KUBELETCLIENT_SANITY_CONTROLLER_CLIENT_H_

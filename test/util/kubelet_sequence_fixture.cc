@@ -1,4 +1,4 @@
-#include "kubeletclient/kubelet_sequence_fixture.h"
+#include "test/util/kubelet_sequence_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>

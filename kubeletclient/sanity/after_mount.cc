@@ -1,0 +1,173 @@
+// <mode>/tokens, republish, stats, expand: what follows the mount (judge.h).
+#include "kubeletclient/sanity/judge.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kubeletclient/csi/csi_block.h"
+#include "kubeletclient/csi/csi_mounter.h"
+#include "kubeletclient/csi/expander.h"
+#include "nlohmann/json.hpp"
+
+namespace ndr::kubelet::sanity {
+
+void Judge::JudgeTokens(const std::string& name, const CsiDriverObject& csi_driver, bool block,
+                        const PodRun& a) {
+  const std::string tokens_ref =
+      "csi_mounter.go podServiceAccountTokenAttrs: a token per audience of the CSIDriver's "
+      "tokenRequests in NodePublishVolume's volume context";
+  if (csi_driver.token_requests.empty()) {
+    Skip(name, tokens_ref, "the CSIDriver asks for no tokens (spec.tokenRequests)");
+  } else if (block) {
+    Skip(name, tokens_ref, "kubelet hands tokens to filesystem volumes only");
+  } else {
+    // The publish that just passed carried them: say which.
+    std::vector<std::string> audiences;
+    const SentCall* publish = LastCall(a.publish.calls, "NodePublishVolume");
+    const auto* request =
+        publish == nullptr
+            ? nullptr
+            : dynamic_cast<const csi::v1::NodePublishVolumeRequest*>(publish->request.get());
+    if (request != nullptr && request->volume_context().count(kServiceAccountTokensKey) > 0) {
+      const nlohmann::json attr = nlohmann::json::parse(
+          request->volume_context().at(kServiceAccountTokensKey), nullptr, false);
+      if (attr.is_object()) {
+        for (const auto& [audience, token] : attr.items()) audiences.push_back(audience);
+      }
+    }
+    Pass(name, tokens_ref,
+         absl::StrCat("NodePublishVolume with tokens for [", absl::StrJoin(audiences, ", "),
+                      "] accepted"));
+  }
+}
+
+void Judge::JudgeRepublish(const std::string& name, const CsiDriverObject& csi_driver,
+                           bool block, const PodRun& a) {
+  const std::string republish_ref =
+      "csi_plugin.go RequiresRemount and the reconciler's remount on every pod sync: SetUp "
+      "(NodePublishVolume, with fresh tokens) again";
+  if (!csi_driver.requires_republish) {
+    Skip(name, republish_ref, "the CSIDriver does not set requiresRepublish");
+  } else if (Interrupted()) {
+    Skip(name, republish_ref, "interrupted");
+  } else if (Selected(name)) {
+    std::vector<SentCall> calls;
+    CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
+    absl::Status s = block ? MapPodDevice(*a.plan, &client) : SetUp(*a.plan, &client, node_.tokens);
+    if (!s.ok()) {
+      std::vector<std::string> details;
+      if (!calls.empty()) details.push_back("request: " + Describe(calls.back()));
+      details.push_back(absl::StrCat("answer: ", s.message()));
+      details.push_back("kubelet needs OK: the driver asked to be published again");
+      Fail(name, republish_ref, "publishing again failed", details);
+    } else {
+      Pass(name, republish_ref, CallSummary(calls) + " again: OK");
+    }
+  }
+}
+
+void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool block) {
+  const std::string stats_ref =
+      "csi_metrics.go GetMetrics, csi_client.go NodeGetVolumeStats: the pod's mount directory, "
+      "for block volumeDevices/<pv>/dev/<pod uid>; no staging path";
+  const std::string stats_path = block ? a.plan->block->global_map_pod : a.plan->paths.mount;
+  if (Interrupted()) {
+    Skip(stats_name, stats_ref, "interrupted");
+  } else if (!stats_) {
+    Skip(stats_name, stats_ref, "the driver lacks the GET_VOLUME_STATS node capability");
+  } else if (block && !Exists(stats_path)) {
+    Skip(stats_name, stats_ref,
+         absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
+                      node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
+  } else if (Selected(stats_name)) {
+    CsiNodeClient client(driver_.endpoint, node_.timeout);
+    absl::StatusOr<VolumeStats> stats =
+        client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
+    if (!stats.ok()) {
+      Fail(stats_name, stats_ref, "NodeGetVolumeStats failed",
+           {absl::StrCat("request: volume_id ", a.plan->handle, ", volume_path ", stats_path),
+            absl::StrCat("answer: ", stats.status().message())});
+    } else {
+      std::vector<std::string> problems;
+      auto negative = [&](const char* what, int64_t v) {
+        if (v < 0) problems.push_back(absl::StrCat(what, " is negative (", v, ")"));
+      };
+      negative("capacity", stats->capacity);
+      negative("available", stats->available);
+      negative("used", stats->used);
+      negative("inodes", stats->inodes);
+      negative("inodes free", stats->inodes_free);
+      negative("inodes used", stats->inodes_used);
+      if (stats->capacity > 0 && stats->used > stats->capacity) {
+        problems.push_back(absl::StrCat("used (", stats->used, " bytes) is more than capacity (",
+                                        stats->capacity, " bytes)"));
+      }
+      if (stats->capacity > 0 && stats->available > stats->capacity) {
+        problems.push_back(absl::StrCat("available (", stats->available,
+                                        " bytes) is more than capacity (", stats->capacity,
+                                        " bytes)"));
+      }
+      if (stats->inodes > 0 && stats->inodes_used > stats->inodes) {
+        problems.push_back(absl::StrCat("inodes used (", stats->inodes_used,
+                                        ") is more than inodes (", stats->inodes, ")"));
+      }
+      const std::string numbers =
+          absl::StrCat("capacity ", stats->capacity, ", available ", stats->available, ", used ",
+                       stats->used, " bytes; inodes ", stats->inodes, ", free ", stats->inodes_free,
+                       ", used ", stats->inodes_used);
+      if (!problems.empty()) {
+        problems.insert(problems.begin(), absl::StrCat("answer: ", numbers));
+        problems.push_back(
+            "kubelet exports these as kubelet_volume_stats_* and evicts and alerts on them");
+        Fail(stats_name, stats_ref, "the volume's statistics contradict themselves", problems);
+      } else {
+        Pass(stats_name, stats_ref, numbers);
+      }
+    }
+  }
+}
+
+void Judge::JudgeExpand(const std::string& expand_name, const PodRun& a, const std::string& pv_name,
+                        const ObjectSet& objects) {
+  const std::string expand_ref =
+      "operation_generator.go GenerateExpandInUseVolumeFunc, expander.go NodeExpand: "
+      "NodeExpandVolume with the volume path and the staging path";
+  if (Interrupted()) {
+    Skip(expand_name, expand_ref, "interrupted");
+  } else if (!expands_) {
+    Skip(expand_name, expand_ref, "the driver lacks the EXPAND_VOLUME node capability");
+  } else if (Selected(expand_name)) {
+    // The PV grown to twice its size, as the external-resizer leaves it for kubelet.
+    ObjectSet grown = objects;
+    PersistentVolume& pv = grown.volumes.at(pv_name);
+    const int64_t new_size = 2 * pv.capacity->value();
+    pv.capacity = Quantity::FromValue(new_size, Quantity::Format::kBinarySi);
+    NodeOptions node = node_;
+    node.publishes = false;
+    PodPlan plan = PlanVolumes(a.pod, grown, registry_.All(), node);
+    std::vector<VolumePlan*> volumes = plan.ToPublish();
+    if (volumes.size() != 1) {
+      Fail(expand_name, expand_ref, "kubelet would not expand this volume",
+           {std::string(plan.FirstError().message())});
+    } else {
+      std::vector<SentCall> calls;
+      CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
+      ExpansionOutcome expansion = ExpandInUseVolume(*volumes[0], grown, node, a.pod.ns, &client);
+      const SentCall* sent = LastCall(calls, "NodeExpandVolume");
+      if (!expansion.status.ok()) {
+        std::vector<std::string> details;
+        if (sent != nullptr) details.push_back("request: " + Describe(*sent));
+        details.push_back(absl::StrCat("answer: ", expansion.status.message()));
+        details.push_back("kubelet needs OK (or FAILED_PRECONDITION: not while in use)");
+        Fail(expand_name, expand_ref, "online expansion failed", details);
+      } else if (!expansion.not_expanded.empty()) {
+        Pass(expand_name, expand_ref,
+             absl::StrCat("not expanded, which kubelet accepts: ", expansion.not_expanded));
+      } else {
+        Pass(expand_name, expand_ref,
+             absl::StrCat("NodeExpandVolume to ", pv.capacity->String(), " answered OK"));
+      }
+    }
+  }
+}
+
+}  // namespace ndr::kubelet::sanity

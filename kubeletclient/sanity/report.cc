@@ -1,0 +1,88 @@
+#include "kubeletclient/sanity/report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ndr::kubelet::sanity {
+
+void WriteCheck(std::ostream& out, const CheckResult& result) {
+  const char* word = result.verdict == CheckResult::Verdict::kPass   ? "PASS"
+                     : result.verdict == CheckResult::Verdict::kFail ? "FAIL"
+                                                                    : "SKIP";
+  out << word << "  " << result.name << ": " << result.summary << "\n";
+  for (const std::string& detail : result.details) out << "      " << detail << "\n";
+  if (result.verdict == CheckResult::Verdict::kFail && !result.kubelet.empty()) {
+    out << "      kubelet: " << result.kubelet << "\n";
+  }
+  out.flush();
+}
+
+namespace {
+
+std::string XmlEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 has no place for other control characters.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace ndr::kubelet::sanity
+
+namespace ndr::kubelet {
+
+using sanity::XmlEscape;
+using Verdict = CheckResult::Verdict;
+
+std::string JunitXml(const SanityReport& report) {
+  const int tests = report.passed + report.failed + report.skipped;
+  std::string xml =
+      absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"", tests,
+                   "\" failures=\"", report.failed, "\" skipped=\"", report.skipped, "\">\n",
+                   "  <testsuite name=\"kubeletclient sanity", report.driver.empty() ? "" : ": ",
+                   XmlEscape(report.driver), "\" tests=\"", tests, "\" failures=\"", report.failed,
+                   "\" skipped=\"", report.skipped, "\">\n");
+  for (const CheckResult& check : report.checks) {
+    const size_t slash = check.name.rfind('/');
+    const std::string group = slash == std::string::npos ? "" : check.name.substr(0, slash);
+    absl::StrAppend(&xml, "    <testcase classname=\"sanity.", XmlEscape(group), "\" name=\"",
+                    XmlEscape(check.name), "\">");
+    if (check.verdict == Verdict::kFail) {
+      std::vector<std::string> body = check.details;
+      if (!check.kubelet.empty()) body.push_back("kubelet: " + check.kubelet);
+      absl::StrAppend(&xml, "<failure message=\"", XmlEscape(check.summary), "\">",
+                      XmlEscape(absl::StrJoin(body, "\n")), "</failure>");
+    } else if (check.verdict == Verdict::kSkip) {
+      absl::StrAppend(&xml, "<skipped message=\"", XmlEscape(check.summary), "\"/>");
+    }
+    absl::StrAppend(&xml, "</testcase>\n");
+  }
+  absl::StrAppend(&xml, "  </testsuite>\n</testsuites>\n");
+  return xml;
+}
+
+}  // namespace ndr::kubelet
