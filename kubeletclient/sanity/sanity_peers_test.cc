@@ -102,7 +102,8 @@ class SanityPeersTest : public ::testing::TestWithParam<std::tuple<const char*, 
 
   // The sample driver with `driver_flags`, registered by our registrar; then
   // kubeletclient sanity making host changes as kubelet does. Its exit code; output in `out`.
-  int Judge(const std::vector<std::string>& driver_flags, std::string* out) {
+  int Judge(const std::vector<std::string>& driver_flags, std::string* out,
+            const std::string& volume_mode = "block") {
     std::vector<std::string> driver = {Runfile("test/csidriver/sample-csi-driver"),
                                        "--endpoint=" + csi_socket_, "--nodeid=node-1"};
     driver.insert(driver.end(), driver_flags.begin(), driver_flags.end());
@@ -119,7 +120,7 @@ class SanityPeersTest : public ::testing::TestWithParam<std::tuple<const char*, 
     }
     Subprocess run({Runfile("kubeletclient/kubeletclient"), "sanity",
                     "--registration-socket=" + reg_socket, "--root-dir=" + root_,
-                    "--node-name=node-1", "--volume-handle=vol-1", "--volume-mode=block",
+                    "--node-name=node-1", "--volume-handle=vol-1", "--volume-mode=" + volume_mode,
                     "--block-host-ops=auto", "--get-info-timeout=60s", "--notify-timeout=60s"},
                    dir_.Join("sanity.log"));
     const std::optional<int> code = run.Wait();
@@ -153,6 +154,35 @@ TEST_P(SanityPeersTest, ACorrectDriverPassesEveryBlockCheck) {
 INSTANTIATE_TEST_SUITE_P(BlockPublish, SanityPeersTest,
                          ::testing::Combine(::testing::Values("loop-bind", "symlink"),
                                             ::testing::Bool()));
+
+// Other correct drivers, in both modes: one that fills its staging directory only at the first
+// publish, one that reports no stats. No FAIL; what does not apply is skipped, saying why.
+TEST_F(SanityPeersTest, ADriverThatStagesLazilyPassesInBothModes) {
+  std::string out;
+  ASSERT_EQ(Judge({"--stage-unstage", "--lazy-staging"}, &out, "filesystem,block"), 0) << out;
+  const std::map<std::string, std::string> verdicts = Verdicts(out);
+  EXPECT_THAT(FailedOrSkipped(verdicts, "FAIL"), IsEmpty()) << out;
+  for (const char* mode : {"filesystem", "block"}) {
+    for (const char* check : {"publish", "restart-replay", "second-pod", "teardown",
+                              "unstage-repeated", "clean"}) {
+      const std::string name = absl::StrCat(mode, "/", check);
+      EXPECT_EQ(verdicts.count(name) ? verdicts.at(name) : "", "PASS") << name << "\n" << out;
+    }
+  }
+}
+
+TEST_F(SanityPeersTest, ADriverWithoutStatsPassesAndItsStatsAreSkipped) {
+  std::string out;
+  ASSERT_EQ(Judge({"--no-stats"}, &out, "filesystem,block"), 0) << out;
+  const std::map<std::string, std::string> verdicts = Verdicts(out);
+  EXPECT_THAT(FailedOrSkipped(verdicts, "FAIL"), IsEmpty()) << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  filesystem/stats: the driver lacks the GET_VOLUME_STATS node "
+                             "capability"));
+  EXPECT_THAT(out, HasSubstr("SKIP  block/stats: the driver lacks the GET_VOLUME_STATS node "
+                             "capability"));
+  EXPECT_EQ(verdicts.at("filesystem/clean"), "PASS") << out;
+  EXPECT_EQ(verdicts.at("block/clean"), "PASS") << out;
+}
 
 // A block target that is a regular file: kubelet (v1.26.15 to v1.37.2) maps it but can never
 // unmap it. One FAIL, block/target, naming why; the teardown is not judged, and the judge still

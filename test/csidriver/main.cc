@@ -46,6 +46,10 @@ DEFINE_string(block_publish, "loop-bind",
               "its disk image, bind-mounted on a file there), symlink (a symbolic link to that "
               "loop device) or file (the disk image itself bind-mounted there: a regular file, "
               "no device; kubelet cannot map that, and kubeletclient sanity says so).");
+DEFINE_bool(lazy_staging, false,
+            "With --stage-unstage: record a stage in --data-dir and fill the staging directory "
+            "only at the first NodePublishVolume, as drivers that mount lazily do.");
+DEFINE_bool(no_stats, false, "Advertise neither GET_VOLUME_STATS nor VOLUME_CONDITION.");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -77,8 +81,8 @@ int main(int argc, char** argv) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
-               "max_volumes_per_node", "nodeid", "reject_pod_info", "stage_unstage", "token_jwks",
-               "topology", "vendor_version"}},
+               "lazy_staging", "max_volumes_per_node", "no_stats", "nodeid", "reject_pod_info",
+               "stage_unstage", "token_jwks", "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -100,6 +104,8 @@ int main(int argc, char** argv) {
   options.reject_pod_info = FLAGS_reject_pod_info;
   options.stage_unstage = FLAGS_stage_unstage;
   options.controller = FLAGS_controller;
+  options.lazy_staging = FLAGS_lazy_staging;
+  options.no_stats = FLAGS_no_stats;
   if (std::optional<ndr::sample::BlockPublish> publish =
           ndr::sample::ParseBlockPublish(FLAGS_block_publish)) {
     options.block_publish = *publish;

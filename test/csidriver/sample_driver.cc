@@ -14,6 +14,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <functional>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -25,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -295,10 +297,13 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
     response->add_capabilities()->mutable_rpc()->set_type(
         csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
   }
-  for (auto type : {csi::v1::NodeServiceCapability::RPC::EXPAND_VOLUME,
-                    csi::v1::NodeServiceCapability::RPC::GET_VOLUME_STATS,
-                    csi::v1::NodeServiceCapability::RPC::VOLUME_CONDITION}) {
-    response->add_capabilities()->mutable_rpc()->set_type(type);
+  response->add_capabilities()->mutable_rpc()->set_type(
+      csi::v1::NodeServiceCapability::RPC::EXPAND_VOLUME);
+  if (!options_.no_stats) {
+    for (auto type : {csi::v1::NodeServiceCapability::RPC::GET_VOLUME_STATS,
+                      csi::v1::NodeServiceCapability::RPC::VOLUME_CONDITION}) {
+      response->add_capabilities()->mutable_rpc()->set_type(type);
+    }
   }
   return grpc::Status::OK;
 }
@@ -329,6 +334,14 @@ absl::Status NodeService::CheckAttached(
   return absl::OkStatus();
 }
 
+// Where the stage of `staging` is recorded: in the staging directory, or with --lazy-staging in
+// the data directory (the staging directory gets its content at the first publish).
+std::string NodeService::StageRecord(const std::string& staging) const {
+  if (!options_.lazy_staging) return absl::StrCat(staging, "/", kStagedFile);
+  return absl::StrCat(options_.data_dir, "/staged-",
+                      absl::Hex(std::hash<std::string>{}(staging), absl::kZeroPad16));
+}
+
 absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) {
   if (!options_.stage_unstage) {
     return absl::UnimplementedError("this driver does not stage (run it with --stage-unstage)");
@@ -347,7 +360,7 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
   if (absl::Status s = CheckAttached(request.volume_id(), request.publish_context()); !s.ok()) {
     return s;
   }
-  const std::string staged_path = absl::StrCat(staging, "/", kStagedFile);
+  const std::string staged_path = StageRecord(staging);
   const std::string fingerprint = StagedFingerprint(request);
   std::string recorded;
   const bool staged = ReadWholeFile(staged_path, &recorded);
@@ -368,6 +381,9 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
     }
   }
   if (staged) return absl::OkStatus();  // Already staged just so.
+  if (options_.lazy_staging) {
+    if (absl::Status s = EnsureDataDir(options_.data_dir); !s.ok()) return s;
+  }
   return WriteWholeFile(staged_path, fingerprint, 0444);
 }
 
@@ -390,7 +406,14 @@ absl::Status NodeService::Unstage(const csi::v1::NodeUnstageVolumeRequest& reque
   if (request.staging_target_path().empty()) {
     return absl::InvalidArgumentError("staging_target_path is required");
   }
-  const std::string staged_path = absl::StrCat(request.staging_target_path(), "/", kStagedFile);
+  const std::string staged_path = StageRecord(request.staging_target_path());
+  if (options_.lazy_staging) {
+    // What the first publish put in the staging directory goes with the stage.
+    const std::string content = absl::StrCat(request.staging_target_path(), "/", kStagedFile);
+    if (unlink(content.c_str()) != 0 && errno != ENOENT) {
+      return ErrnoError("remove", content, errno);
+    }
+  }
   std::string recorded;
   const bool staged = ReadWholeFile(staged_path, &recorded);
   if (staged && recorded.rfind(absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n"),
@@ -460,13 +483,19 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
   if (options_.stage_unstage && !is_ephemeral) {
     std::string staged;
     const std::string& staging = request.staging_target_path();
-    if (staging.empty() || !ReadWholeFile(absl::StrCat(staging, "/", kStagedFile), &staged) ||
+    if (staging.empty() || !ReadWholeFile(StageRecord(staging), &staged) ||
         staged.rfind(absl::StrCat("volume_id ", absl::CEscape(request.volume_id()), "\n"), 0) !=
             0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "volume ", request.volume_id(), " is not staged",
           staging.empty() ? " (no staging_target_path)" : absl::StrCat(" at ", staging),
           "; NodeStageVolume comes first"));
+    }
+    // --lazy-staging: the staging directory's content comes now, with the first publish.
+    const std::string content = absl::StrCat(staging, "/", kStagedFile);
+    std::string present;
+    if (options_.lazy_staging && !ReadWholeFile(content, &present)) {
+      if (absl::Status s = WriteWholeFile(content, staged, 0444); !s.ok()) return s;
     }
   }
   const bool block = request.volume_capability().has_block();

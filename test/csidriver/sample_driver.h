@@ -152,6 +152,12 @@ struct DriverOptions {
   // How a block volume is put at its target when the driver can change the host. All three are
   // what CSI drivers do; kubelet can map and unmap only the first two (see --block-publish).
   BlockPublish block_publish = BlockPublish::kLoopBind;
+  // With stage_unstage: record a stage in data_dir and put the staging directory's content there
+  // only at the first NodePublishVolume (and remove it at NodeUnstageVolume), as drivers that
+  // mount lazily do.
+  bool lazy_staging = false;
+  // Advertise neither GET_VOLUME_STATS nor VOLUME_CONDITION.
+  bool no_stats = false;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
@@ -217,6 +223,7 @@ class NodeService final : public csi::v1::Node::Service {
   absl::Status CheckAttached(
       const std::string& volume_id,
       const google::protobuf::Map<std::string, std::string>& publish_context) const;
+  std::string StageRecord(const std::string& staging) const;
   absl::Status Stage(const csi::v1::NodeStageVolumeRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Unstage(const csi::v1::NodeUnstageVolumeRequest& request)

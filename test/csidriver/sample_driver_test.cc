@@ -293,6 +293,41 @@ TEST_F(StagingDriverTest, PublishNeedsTheVolumeStagedFirst) {
   EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+// --lazy-staging: the stage is recorded in the data directory; the staging directory gets its
+// content at the first publish and loses it at the unstage.
+TEST_F(StagingDriverTest, LazyStagingFillsTheStagingDirectoryAtTheFirstPublish) {
+  server_->Shutdown();
+  DriverOptions options;
+  options.node_id = "node-1";
+  options.stage_unstage = true;
+  options.lazy_staging = true;
+  options.data_dir = dir_.Join("data");
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  Start(options);
+  EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  ASSERT_TRUE(Stage(ValidStage()).ok());
+  EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::IsEmpty());
+  ASSERT_TRUE(Stage(ValidStage()).ok());  // idempotent
+  ASSERT_TRUE(Publish(StagedPublish()).ok());
+  EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::ElementsAre(kStagedFile));
+  ASSERT_TRUE(Unpublish("vol-1", dir_.Join("pod/mount")).ok());
+  ASSERT_TRUE(Unstage("vol-1").ok());
+  EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::IsEmpty());
+  EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(SampleDriverTest, NoStatsAdvertisesNoStats) {
+  server_->Shutdown();
+  DriverOptions options;
+  options.node_id = "node-1";
+  options.no_stats = true;
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  Start(options);
+  csi::v1::NodeGetCapabilitiesResponse capabilities;
+  ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
+  EXPECT_EQ(Types(capabilities), (std::vector<int>{RPC::EXPAND_VOLUME}));
+}
+
 TEST_F(StagingDriverTest, InlineEphemeralVolumesNeedNoStage) {
   csi::v1::NodePublishVolumeRequest inline_volume = ValidPublish();
   (*inline_volume.mutable_volume_context())["csi.storage.k8s.io/ephemeral"] = "true";
