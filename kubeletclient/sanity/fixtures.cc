@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <random>
@@ -83,6 +84,21 @@ const SentCall* LastCall(const std::vector<SentCall>& calls, const std::string& 
     if (it->method == method) return &*it;
   }
   return nullptr;
+}
+
+const SentCall* FailedPublishCall(const std::vector<SentCall>& calls) {
+  // Where the undoing starts: its first NodeUnpublishVolume or NodeUnstageVolume, and the
+  // NodeGetCapabilities it asked right before.
+  size_t undo = calls.size();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].method == "NodeUnpublishVolume" || calls[i].method == "NodeUnstageVolume") {
+      undo = i;
+      break;
+    }
+  }
+  if (undo == calls.size()) return calls.empty() ? nullptr : &calls.back();
+  while (undo > 0 && calls[undo - 1].method == "NodeGetCapabilities") --undo;
+  return undo == 0 ? nullptr : &calls[undo - 1];
 }
 
 void Judge::Record(CheckResult result) {
@@ -237,8 +253,22 @@ absl::Status Judge::TearDown(PodRun* run, std::vector<SentCall>* calls) {
     calls->insert(calls->end(), outcome.calls.begin(), outcome.calls.end());
     if (!outcome.status.ok() && status.ok()) status = outcome.status;
   }
-  if (status.ok()) run->published = false;
+  if (status.ok()) {
+    run->published = false;
+    RemovePodDirs(run->pod.uid);
+  }
   return status;
+}
+
+// Once a pod's volumes are gone kubelet removes its directory (kubelet_volumes.go
+// cleanupOrphanedPodDirs: the emptied volume directories, then pods/<uid>); so does the judge for
+// its made-up pods. Only empty directories go: whatever is left is the clean check's to report.
+void Judge::RemovePodDirs(const std::string& pod_uid) {
+  const std::string pod = absl::StrCat(node_.root_dir, "/pods/", pod_uid);
+  for (const char* dir : {"/volumes/kubernetes.io~csi", "/volumes",
+                          "/volumeDevices/kubernetes.io~csi", "/volumeDevices", ""}) {
+    rmdir(absl::StrCat(pod, dir).c_str());
+  }
 }
 
 void Judge::CleanUp(std::vector<PodRun*> runs) {

@@ -63,6 +63,10 @@ std::string Describe(const SentCall& call);
 std::string CallSummary(const std::vector<SentCall>& calls);
 // The last call of `method` among `calls`, if any.
 const SentCall* LastCall(const std::vector<SentCall>& calls, const std::string& method);
+// The call a failed publish is judged by: its last call before the teardown that undid it (a
+// publish sends NodeUnpublishVolume or NodeUnstageVolume only to undo itself, after the
+// NodeGetCapabilities that teardown asks first); the last call when nothing was undone.
+const SentCall* FailedPublishCall(const std::vector<SentCall>& calls);
 
 // One pod of a scenario: what was published for it.
 struct PodRun {
@@ -217,6 +221,9 @@ class Judge {
   absl::Status TearDown(PodRun* run, std::vector<SentCall>* calls);
   // Tears down what is still published of `runs`, saying what could not be.
   void CleanUp(std::vector<PodRun*> runs);
+  // The made-up pod's directories under the root, once its volumes are gone, as kubelet removes
+  // a deleted pod's; only empty ones.
+  void RemovePodDirs(const std::string& pod_uid);
 
   const SanityOptions& options_;
   std::ostream& out_;

@@ -208,6 +208,8 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
   EXPECT_THAT(out, HasSubstr("SKIP  block/target: not judged: target_path "));
   EXPECT_THAT(LeftTargets(), IsEmpty());
+  // The made-up pods' directories go with their volumes, as kubelet removes a deleted pod's.
+  EXPECT_THAT(DirEntries(root_ + "/pods"), IsEmpty());
   // JUnit: a testcase per check.
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
@@ -334,6 +336,25 @@ TEST_F(SanityTest, FailuresShowTheRequestTheAnswerAndWhatKubeletNeeds) {
   EXPECT_THAT(out, HasSubstr("      kubelet: reconciler.go reconstructVolumes"));
   // --only: that check alone is reported (and counted).
   EXPECT_THAT(out, HasSubstr("\n0 passed, 1 failed, 0 skipped\n"));
+}
+
+// A publish that fails is reported with the NodePublishVolume that failed, not with the calls
+// that undid the stage afterwards.
+TEST_F(SanityTest, AFailedPublishNamesTheCallThatFailed) {
+  StartDriver({"--stage-unstage", "--reject-pod-info"});
+  ASSERT_TRUE(WriteFile(dir_.Join("csidriver.yaml"), kCsiDriver));  // podInfoOnMount: true
+  ASSERT_TRUE(WriteFile(dir_.Join("sa.key"), token::NewKeyPem("EC", "P-256")));
+  std::string out;
+  EXPECT_EQ(Run({"--volume-mode=filesystem", "--only=^filesystem/publish$",
+                 "--objects=" + dir_.Join("csidriver.yaml"),
+                 "--service-account-key-file=" + dir_.Join("sa.key")},
+                &out),
+            1)
+      << out;
+  EXPECT_THAT(out, HasSubstr("FAIL  filesystem/publish: the pod's volume could not be published\n"
+                             "      request: NodePublishVolume {"));
+  EXPECT_THAT(out, HasSubstr("      answer: MountVolume.SetUp failed for volume \"sanity-fs-1\" : "
+                             "NodePublishVolume: rpc error: code = InvalidArgument"));
 }
 
 // SIGINT in the middle: the rest is skipped, what was published is torn down, exit 130.

@@ -82,8 +82,8 @@ void Judge::JudgeOtherPods(const std::string& prefix, const ObjectSet& objects, 
     }
     if (absl::Status s = Publish(objects, run); !s.ok()) {
       std::vector<std::string> details = {absl::StrCat("answer: ", s.message())};
-      if (!run->publish.calls.empty()) {
-        details.insert(details.begin(), "request: " + Describe(run->publish.calls.back()));
+      if (const SentCall* failed = FailedPublishCall(run->publish.calls); failed != nullptr) {
+        details.insert(details.begin(), "request: " + Describe(*failed));
       }
       Fail(name, ref, "publishing for another pod failed", details);
       return;
@@ -150,8 +150,16 @@ void Judge::JudgeVolumeTeardown(const std::string& prefix, bool block, PodRun* a
         dynamic_cast<const csi::v1::NodeUnpublishVolumeRequest*>(call.request.get());
     if (request != nullptr && request->target_path() == c_target) c_unpublish = &call;
   }
-  JudgeRepeat(prefix + "unpublish-removed-target", c_unpublish, kRemovedTargetRef,
-              "there is nothing left to unpublish (CSI: NOT_FOUND is only for an unknown volume)");
+  if (c_unpublish == nullptr && c->publish.calls.empty() && !report_.interrupted) {
+    // Not the teardown's doing: pod C never got as far as a publish.
+    Skip(prefix + "unpublish-removed-target", kRemovedTargetRef,
+         "pod sanity-c was never published (see the read-only check), so there is no "
+         "NodeUnpublishVolume of it to repeat");
+  } else {
+    JudgeRepeat(prefix + "unpublish-removed-target", c_unpublish, kRemovedTargetRef,
+                "there is nothing left to unpublish (CSI: NOT_FOUND is only for an unknown "
+                "volume)");
+  }
   const std::string unstage_ref =
       "csi_attacher.go UnmountDevice after a kubelet restart or a failed teardown: "
       "NodeUnstageVolume again";
@@ -205,8 +213,8 @@ bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::strin
     return false;
   }
   std::vector<std::string> details;
-  if (!run->publish.calls.empty()) {
-    details.push_back("request: " + Describe(run->publish.calls.back()));
+  if (const SentCall* failed = FailedPublishCall(run->publish.calls); failed != nullptr) {
+    details.push_back("request: " + Describe(*failed));
   }
   details.push_back(absl::StrCat("answer: ", s.message()));
   details.push_back(absl::StrCat("kubelet needs it to succeed to start the pod; assumed: ",
