@@ -29,6 +29,18 @@ bool Judge::Provision(const std::string& prefix, const std::string& mode, const 
   absl::StatusOr<csi::v1::Volume> created =
       controller.CreateVolume(name, volume->capacity, volume->capability);
   if (!created.ok()) {
+    const absl::StatusCode code = created.status().code();
+    if (options_.volume_modes.empty() && (code == absl::StatusCode::kInvalidArgument ||
+                                          code == absl::StatusCode::kUnimplemented ||
+                                          code == absl::StatusCode::kFailedPrecondition)) {
+      // The driver refuses the mode where it first can, as publish may: not asked for, skipped.
+      const std::string why =
+          absl::StrCat("the driver refuses ", mode, " volumes at CreateVolume: ",
+                       created.status().message());
+      Skip(prefix + "create-volume", kCreateRef, why);
+      SkipChecks(prefix, checks, why);
+      return false;
+    }
     std::vector<std::string> details;
     if (!calls.empty()) details.push_back("request: " + Describe(calls.back()));
     details.push_back(absl::StrCat("answer: ", created.status().message()));

@@ -338,6 +338,22 @@ TEST_F(SanityTest, FailuresShowTheRequestTheAnswerAndWhatKubeletNeeds) {
   EXPECT_THAT(out, HasSubstr("\n0 passed, 1 failed, 0 skipped\n"));
 }
 
+// A driver with filesystem volumes only refuses block at CreateVolume: skipped when no mode was
+// asked for (as a refusal at publish is), a FAIL when block was.
+TEST_F(SanityTest, AModeRefusedAtCreateVolumeIsSkippedUnlessAskedFor) {
+  StartDriver({"--stage-unstage", "--controller", "--filesystem-only"});
+  std::string out;
+  EXPECT_EQ(Run({"--volume-handle="}, &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  block/create-volume: the driver refuses block volumes at "
+                             "CreateVolume: CreateVolume: rpc error: code = InvalidArgument"));
+  EXPECT_THAT(out, HasSubstr("SKIP  block/publish: the driver refuses block volumes at "
+                             "CreateVolume"));
+  EXPECT_THAT(Verdicts(out)["FAIL"], IsEmpty()) << out;
+  EXPECT_THAT(out, HasSubstr("PASS  filesystem/create-volume: "));
+  EXPECT_EQ(Run({"--volume-handle=", "--volume-mode=filesystem,block"}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("FAIL  block/create-volume: CreateVolume failed"));
+}
+
 // A publish that fails is reported with the NodePublishVolume that failed, not with the calls
 // that undid the stage afterwards.
 TEST_F(SanityTest, AFailedPublishNamesTheCallThatFailed) {

@@ -50,6 +50,9 @@ DEFINE_bool(lazy_staging, false,
             "With --stage-unstage: record a stage in --data-dir and fill the staging directory "
             "only at the first NodePublishVolume, as drivers that mount lazily do.");
 DEFINE_bool(no_stats, false, "Advertise neither GET_VOLUME_STATS nor VOLUME_CONDITION.");
+DEFINE_bool(filesystem_only, false,
+            "With --controller: CreateVolume refuses a block access type (INVALID_ARGUMENT), as "
+            "a driver with filesystem volumes only does.");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -81,8 +84,8 @@ int main(int argc, char** argv) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
-               "lazy_staging", "max_volumes_per_node", "no_stats", "nodeid", "reject_pod_info",
-               "stage_unstage", "token_jwks", "topology", "vendor_version"}},
+               "filesystem_only", "lazy_staging", "max_volumes_per_node", "no_stats", "nodeid",
+               "reject_pod_info", "stage_unstage", "token_jwks", "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -106,6 +109,7 @@ int main(int argc, char** argv) {
   options.controller = FLAGS_controller;
   options.lazy_staging = FLAGS_lazy_staging;
   options.no_stats = FLAGS_no_stats;
+  options.filesystem_only = FLAGS_filesystem_only;
   if (std::optional<ndr::sample::BlockPublish> publish =
           ndr::sample::ParseBlockPublish(FLAGS_block_publish)) {
     options.block_publish = *publish;

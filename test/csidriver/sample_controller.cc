@@ -26,6 +26,9 @@ grpc::Status ControllerService::CreateVolume(grpc::ServerContext*,
     if (!capability.has_mount() && !capability.has_block()) {
       return Invalid("each volume capability needs an access type, mount or block");
     }
+    if (refuse_block_ && capability.has_block()) {
+      return Invalid("this driver has filesystem volumes only: no block access type");
+    }
   }
   const int64_t required = request->capacity_range().required_bytes();
   const int64_t capacity = required > 0 ? required : kDefaultCapacity;

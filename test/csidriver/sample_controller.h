@@ -28,6 +28,10 @@ inline constexpr int64_t kDefaultCapacity = int64_t{1} << 20;
 
 class ControllerService final : public csi::v1::Controller::Service {
  public:
+  // `refuse_block`: CreateVolume answers INVALID_ARGUMENT for a block access type, as a driver
+  // with filesystem volumes only (a hostpath-style one) does.
+  explicit ControllerService(bool refuse_block = false) : refuse_block_(refuse_block) {}
+
   grpc::Status CreateVolume(grpc::ServerContext* context,
                             const csi::v1::CreateVolumeRequest* request,
                             csi::v1::CreateVolumeResponse* response) override;
@@ -45,6 +49,7 @@ class ControllerService final : public csi::v1::Controller::Service {
       csi::v1::ControllerGetCapabilitiesResponse* response) override;
 
  private:
+  const bool refuse_block_;
   std::mutex mu_;
   std::map<std::string, int64_t> capacity_by_id_;  // guarded by mu_
 };

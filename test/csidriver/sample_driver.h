@@ -158,6 +158,9 @@ struct DriverOptions {
   bool lazy_staging = false;
   // Advertise neither GET_VOLUME_STATS nor VOLUME_CONDITION.
   bool no_stats = false;
+  // With controller: CreateVolume refuses a block access type (INVALID_ARGUMENT), as a driver
+  // with filesystem volumes only does.
+  bool filesystem_only = false;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
