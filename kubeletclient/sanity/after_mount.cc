@@ -1,6 +1,14 @@
 // <mode>/tokens, republish, stats, expand: what follows the mount (judge.h).
 #include "kubeletclient/sanity/judge.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kubeletclient/csi/csi_block.h"
@@ -9,6 +17,52 @@
 #include "nlohmann/json.hpp"
 
 namespace ndr::kubelet::sanity {
+
+namespace {
+
+// What contradicts itself in `stats`: negative numbers, more used or available than capacity.
+std::vector<std::string> InconsistentStats(const VolumeStats& stats) {
+  std::vector<std::string> problems;
+  auto negative = [&](const char* what, int64_t v) {
+    if (v < 0) problems.push_back(absl::StrCat(what, " is negative (", v, ")"));
+  };
+  negative("capacity", stats.capacity);
+  negative("available", stats.available);
+  negative("used", stats.used);
+  negative("inodes", stats.inodes);
+  negative("inodes free", stats.inodes_free);
+  negative("inodes used", stats.inodes_used);
+  if (stats.capacity > 0 && stats.used > stats.capacity) {
+    problems.push_back(absl::StrCat("used (", stats.used, " bytes) is more than capacity (",
+                                    stats.capacity, " bytes)"));
+  }
+  if (stats.capacity > 0 && stats.available > stats.capacity) {
+    problems.push_back(absl::StrCat("available (", stats.available,
+                                    " bytes) is more than capacity (", stats.capacity,
+                                    " bytes)"));
+  }
+  if (stats.inodes > 0 && stats.inodes_used > stats.inodes) {
+    problems.push_back(absl::StrCat("inodes used (", stats.inodes_used,
+                                    ") is more than inodes (", stats.inodes, ")"));
+  }
+  return problems;
+}
+
+// The size of the block device at `path`; nullopt when it is not one (kubelet mapped nothing
+// there: no host changes, or a target that is not a device, which the target check judges) or its
+// size cannot be read.
+std::optional<int64_t> DeviceSize(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) return std::nullopt;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  uint64_t bytes = 0;
+  const bool ok = ioctl(fd, BLKGETSIZE64, &bytes) == 0;
+  close(fd);
+  return ok ? std::optional<int64_t>(static_cast<int64_t>(bytes)) : std::nullopt;
+}
+
+}  // namespace
 
 void Judge::JudgeTokens(const std::string& name, const CsiDriverObject& csi_driver, bool block,
                         const PodRun& a) {
@@ -87,28 +141,18 @@ void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool bloc
            {absl::StrCat("request: volume_id ", a.plan->handle, ", volume_path ", stats_path),
             absl::StrCat("answer: ", stats.status().message())});
     } else {
-      std::vector<std::string> problems;
-      auto negative = [&](const char* what, int64_t v) {
-        if (v < 0) problems.push_back(absl::StrCat(what, " is negative (", v, ")"));
-      };
-      negative("capacity", stats->capacity);
-      negative("available", stats->available);
-      negative("used", stats->used);
-      negative("inodes", stats->inodes);
-      negative("inodes free", stats->inodes_free);
-      negative("inodes used", stats->inodes_used);
-      if (stats->capacity > 0 && stats->used > stats->capacity) {
-        problems.push_back(absl::StrCat("used (", stats->used, " bytes) is more than capacity (",
-                                        stats->capacity, " bytes)"));
-      }
-      if (stats->capacity > 0 && stats->available > stats->capacity) {
-        problems.push_back(absl::StrCat("available (", stats->available,
-                                        " bytes) is more than capacity (", stats->capacity,
-                                        " bytes)"));
-      }
-      if (stats->inodes > 0 && stats->inodes_used > stats->inodes) {
-        problems.push_back(absl::StrCat("inodes used (", stats->inodes_used,
-                                        ") is more than inodes (", stats->inodes, ")"));
+      std::vector<std::string> problems = InconsistentStats(*stats);
+      const size_t consistency_problems = problems.size();
+      if (block) {
+        // What a CO shows as the size of a block volume is the capacity reported here; the
+        // device kubelet mapped has a definite size.
+        if (std::optional<int64_t> size = DeviceSize(stats_path);
+            size.has_value() && stats->capacity > 0 && stats->capacity != *size) {
+          problems.push_back(absl::StrCat(
+              "capacity (", stats->capacity, " bytes) is not the size of the device at ",
+              stats_path, " (", *size, " bytes): a CO would show ", stats->capacity,
+              " bytes as this volume's size"));
+        }
       }
       const std::string numbers =
           absl::StrCat("capacity ", stats->capacity, ", available ", stats->available, ", used ",
@@ -118,7 +162,10 @@ void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool bloc
         problems.insert(problems.begin(), absl::StrCat("answer: ", numbers));
         problems.push_back(
             "kubelet exports these as kubelet_volume_stats_* and evicts and alerts on them");
-        Fail(stats_name, stats_ref, "the volume's statistics contradict themselves", problems);
+        Fail(stats_name, stats_ref,
+             consistency_problems > 0 ? "the volume's statistics contradict themselves"
+                                      : "the volume's capacity is not the size of its device",
+             problems);
       } else {
         Pass(stats_name, stats_ref, numbers);
       }

@@ -184,6 +184,19 @@ TEST_F(SanityPeersTest, ADriverWithoutStatsPassesAndItsStatsAreSkipped) {
   EXPECT_EQ(verdicts.at("block/clean"), "PASS") << out;
 }
 
+// A block volume's capacity must be its device's size: statfs of the device node's file system
+// (/dev's) is a number that merely looks right.
+TEST_F(SanityPeersTest, ABlockCapacityThatIsNotTheDevicesSizeFails) {
+  std::string out;
+  ASSERT_EQ(Judge({"--stage-unstage", "--faults=block-stats-of-dev"}, &out), 1) << out;
+  const std::map<std::string, std::string> verdicts = Verdicts(out);
+  EXPECT_THAT(FailedOrSkipped(verdicts, "FAIL"), ::testing::ElementsAre("block/stats")) << out;
+  EXPECT_THAT(out, HasSubstr("FAIL  block/stats: the volume's capacity is not the size of its "
+                             "device"));
+  EXPECT_THAT(out, HasSubstr("is not the size of the device at " + root_ +
+                             "/plugins/kubernetes.io/csi/volumeDevices/sanity-block-1/dev/"));
+}
+
 // A block target that is a regular file: kubelet (v1.26.15 to v1.37.2) maps it but can never
 // unmap it. One FAIL, block/target, naming why; the teardown is not judged, and the judge still
 // leaves nothing behind (TearDown checks the host).

@@ -102,8 +102,11 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //                              directory at target_path where kubelet needs a file
 //   stats-used-over-capacity   NodeGetVolumeStats of a mount volume reports more bytes used
 //                              than its capacity
+//   block-stats-of-dev         NodeGetVolumeStats of a block volume reports the size of /dev's
+//                              file system as its capacity, not its device's size
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
-                                          "block-target-directory", "stats-used-over-capacity"};
+                                          "block-target-directory", "stats-used-over-capacity",
+                                          "block-stats-of-dev"};
 
 enum class BlockPublish {
   kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target
