@@ -25,7 +25,9 @@ absl::Status ErrnoError(absl::string_view what, int err) {
                       absl::StrCat(what, ": ", strerror(err)));
 }
 
-// A mountinfo path field: octal escapes for space, tab, newline and backslash.
+
+}  // namespace
+
 std::string UnescapeMountinfo(absl::string_view field) {
   std::string out;
   for (size_t i = 0; i < field.size(); ++i) {
@@ -47,8 +49,6 @@ std::string UnescapeMountinfo(absl::string_view field) {
   }
   return out;
 }
-
-}  // namespace
 
 bool CanChangeHost(std::string* reason) {
   if (geteuid() != 0) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace ndr::hostutil {
 
@@ -22,6 +23,10 @@ absl::Status BindMount(const std::string& source, const std::string& target);
 
 // umount `target`.
 absl::Status Unmount(const std::string& target);
+
+// A path field of /proc/self/mountinfo with the kernel's octal escapes (of space, tab, newline
+// and backslash) undone.
+std::string UnescapeMountinfo(absl::string_view field);
 
 // Whether `path` is a mount point: its mountinfo entry is there (a bind mount of a file is one).
 bool IsMountPoint(const std::string& path);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
+#include "hostutil/mount.h"
 
 namespace ndr::registrar {
 namespace {
@@ -27,28 +28,6 @@ std::optional<std::string> ReadWholeFile(const std::string& path, std::string* e
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// mountinfo writes space, tab, newline and backslash in paths as \ooo (octal).
-std::string UnescapeMountPath(absl::string_view field) {
-  std::string out;
-  for (size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && i + 3 < field.size()) {
-      int value = 0;
-      bool octal = true;
-      for (size_t j = i + 1; j <= i + 3; ++j) {
-        if (field[j] < '0' || field[j] > '7') octal = false;
-        value = value * 8 + (field[j] - '0');
-      }
-      if (octal) {
-        out.push_back(static_cast<char>(value));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(field[i]);
-  }
-  return out;
 }
 
 struct Mount {
@@ -97,7 +76,7 @@ std::optional<Hierarchy> FindHierarchy(const std::string& root, std::string* err
     while (dash < fields.size() && fields[dash] != "-") ++dash;
     if (dash + 1 >= fields.size()) continue;  // no fstype: not a line of mountinfo's format
     const absl::string_view fstype = fields[dash + 1];
-    Mount mount{UnescapeMountPath(fields[3]), UnescapeMountPath(fields[4])};
+    Mount mount{hostutil::UnescapeMountinfo(fields[3]), hostutil::UnescapeMountinfo(fields[4])};
     if (fstype == "cgroup" && dash + 3 < fields.size() && HasOption(fields[dash + 3], "cpu") &&
         !v1_mount) {
       v1_mount = mount;

@@ -133,7 +133,8 @@ void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool bloc
          absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
                       node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
   } else if (Selected(stats_name)) {
-    CsiNodeClient client(driver_.endpoint, node_.timeout);
+    std::vector<SentCall> calls;
+    CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
     absl::StatusOr<VolumeStats> stats =
         client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
     if (!stats.ok()) {
@@ -160,6 +161,9 @@ void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool bloc
                        ", used ", stats->inodes_used);
       if (!problems.empty()) {
         problems.insert(problems.begin(), absl::StrCat("answer: ", numbers));
+        if (const SentCall* sent = LastCall(calls, "NodeGetVolumeStats"); sent != nullptr) {
+          problems.insert(problems.begin(), "request: " + Describe(*sent));
+        }
         problems.push_back(
             "kubelet exports these as kubelet_volume_stats_* and evicts and alerts on them");
         Fail(stats_name, stats_ref,

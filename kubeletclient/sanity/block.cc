@@ -11,7 +11,8 @@
 namespace ndr::kubelet::sanity {
 
 // The block target: a device, or what kubelet cannot unmap.
-void Judge::JudgeBlockTarget(const std::string& name, const std::string& target) {
+void Judge::JudgeBlockTarget(const std::string& name, const std::string& target,
+                             const std::string& request) {
   struct stat st;
   const bool exists = lstat(target.c_str(), &st) == 0;
   const std::string ref =
@@ -20,7 +21,8 @@ void Judge::JudgeBlockTarget(const std::string& name, const std::string& target)
   if (!exists || S_ISDIR(st.st_mode)) {
     Fail(name, ref,
          absl::StrCat("target_path ", target, exists ? " is a directory" : " does not exist"),
-         {"kubelet needs a file there: a block device, or a file with one bind-mounted on it"});
+         {request,
+          "kubelet needs a file there: a block device, or a file with one bind-mounted on it"});
     return;
   }
   // What kubelet maps is what the target resolves to: its bind mount at volumeDevices/<pv>/dev/
@@ -46,7 +48,8 @@ void Judge::JudgeBlockTarget(const std::string& name, const std::string& target)
       return;
     }
     Fail(name, ref, absl::StrCat("target_path ", target, " is ", what),
-         {"kubelet maps it (a bind mount at volumeDevices/<pv>/dev/<pod uid>, a loop device "
+         {request,
+          "kubelet maps it (a bind mount at volumeDevices/<pv>/dev/<pod uid>, a loop device "
           "over that) but can unmap only a device there: volume_path_handler.go "
           "unmapBindMountDevice removes anything else without unmounting it "
           "(IsDeviceBindMountExist), which fails with \"device or resource busy\" on every "

@@ -70,7 +70,7 @@ void Judge::RunEphemeral(const std::string& kind) {
                     /*may_refuse=*/true, &run, ref)) {
     return;
   }
-  JudgeTarget(prefix + "target", run.plan->paths.mount, /*block=*/false);
+  JudgeTarget(prefix + "target", run, run.plan->paths.mount, /*block=*/false);
   JudgeReplay(prefix + "restart-replay", run, run.plan->paths.mount);
   std::vector<SentCall> teardown;
   JudgeTeardown(prefix + "teardown", {&run},

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "hostutil/mount.h"
 #include "kubeletclient/csi/publisher.h"
 #include "kubeletclient/sanity/report.h"
 
@@ -43,16 +44,7 @@ std::vector<std::string> MountsUnder(const std::string& dir) {
   while (std::getline(in, line)) {
     std::vector<std::string> fields = absl::StrSplit(line, ' ');
     if (fields.size() < 5) continue;
-    std::string path;
-    const std::string& raw = fields[4];
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '\\' && i + 3 < raw.size()) {
-        path += static_cast<char>(std::stoi(raw.substr(i + 1, 3), nullptr, 8));
-        i += 3;
-      } else {
-        path += raw[i];
-      }
-    }
+    const std::string path = hostutil::UnescapeMountinfo(fields[4]);
     if (path == dir || absl::StartsWith(path, dir + "/")) mounts.push_back(path);
   }
   return mounts;
@@ -84,6 +76,11 @@ const SentCall* LastCall(const std::vector<SentCall>& calls, const std::string& 
     if (it->method == method) return &*it;
   }
   return nullptr;
+}
+
+std::string PublishRequest(const PodRun& run) {
+  const SentCall* publish = LastCall(run.publish.calls, "NodePublishVolume");
+  return publish == nullptr ? "" : "request: " + Describe(*publish);
 }
 
 const SentCall* FailedPublishCall(const std::vector<SentCall>& calls) {

@@ -76,6 +76,9 @@ struct PodRun {
   bool published = false;  // and not torn down yet
 };
 
+// "request: <the last NodePublishVolume of `run`>" for a FAIL's details ("" if none was sent).
+std::string PublishRequest(const PodRun& run);
+
 class Judge {
  public:
   Judge(const SanityOptions& options, std::ostream& out)
@@ -134,8 +137,10 @@ class Judge {
                     const std::string& what, const ObjectSet& objects,
                     const std::vector<std::string>& notes, bool may_refuse, PodRun* run,
                     const std::string& ref);
-  // The target is what kubelet needs there: a directory, or for block a device (block.cc).
-  void JudgeTarget(const std::string& name, const std::string& target, bool block);
+  // The target `run`'s publish made is what kubelet needs there: a directory, or for block a
+  // device (block.cc). A FAIL names the NodePublishVolume that made it.
+  void JudgeTarget(const std::string& name, const PodRun& run, const std::string& target,
+                   bool block);
   // The same NodeStageVolume and NodePublishVolume as `run`'s publish again: OK, target unchanged.
   void JudgeReplay(const std::string& name, const PodRun& run, const std::string& target);
   // Pods B (a second pod) and C (read-only) published on the volume A published.
@@ -156,7 +161,8 @@ class Judge {
   void JudgeClean(const std::string& name, const std::vector<PodRun*>& runs, bool block);
 
   // block.cc
-  void JudgeBlockTarget(const std::string& name, const std::string& target);
+  void JudgeBlockTarget(const std::string& name, const std::string& target,
+                        const std::string& request);
   // Kubelet's bind mounts of block targets that are not devices, which kubelet cannot unmount,
   // unmounted by the judge; the paths it unmounted.
   std::vector<std::string> ReleaseNonDeviceMaps(const std::vector<PodRun*>& runs);

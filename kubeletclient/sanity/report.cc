@@ -10,7 +10,9 @@ void WriteCheck(std::ostream& out, const CheckResult& result) {
                      : result.verdict == CheckResult::Verdict::kFail ? "FAIL"
                                                                     : "SKIP";
   out << word << "  " << result.name << ": " << result.summary << "\n";
-  for (const std::string& detail : result.details) out << "      " << detail << "\n";
+  for (const std::string& detail : result.details) {
+    if (!detail.empty()) out << "      " << detail << "\n";
+  }
   if (result.verdict == CheckResult::Verdict::kFail && !result.kubelet.empty()) {
     out << "      kubelet: " << result.kubelet << "\n";
   }

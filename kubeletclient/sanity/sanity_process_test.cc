@@ -295,6 +295,13 @@ TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
 
 // Each fault fails the checks of what it breaks, and only those.
 TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
+  // The call each fault is caught by, named in its FAIL's request line.
+  const std::map<std::string, std::string> named = {
+      {"stage-not-idempotent", "NodeStageVolume"},
+      {"unpublish-missing-target", "NodeUnpublishVolume"},
+      {"block-target-directory", "NodePublishVolume"},
+      {"stats-used-over-capacity", "NodeGetVolumeStats"},
+  };
   const std::map<std::string, std::set<std::string>> expected = {
       {"stage-not-idempotent",
        {"filesystem/restart-replay", "block/restart-replay", "generic-ephemeral/restart-replay"}},
@@ -321,6 +328,7 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
     EXPECT_THAT(out, HasSubstr(absl::StrCat(failures.size(), " failed")));
     // Every FAIL says what was sent, what came back, and which kubelet function needs better.
     EXPECT_THAT(out, HasSubstr("      kubelet: ")) << out;
+    EXPECT_THAT(out, HasSubstr("\n      request: " + named.at(fault) + " {")) << out;
   }
 }
 

@@ -52,7 +52,7 @@ void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
     return;
   }
   const std::string target = block ? a.plan->block->publish : a.plan->paths.mount;
-  JudgeTarget(prefix + "target", target, block);
+  JudgeTarget(prefix + "target", a, target, block);
   // 2. Service-account tokens, when the CSIDriver asks for them.
   JudgeTokens(prefix + "tokens", csi_driver, block, a);
   // 3. A kubelet restart: the same NodeStageVolume and NodePublishVolume again.
@@ -224,9 +224,11 @@ bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::strin
   return false;
 }
 
-void Judge::JudgeTarget(const std::string& name, const std::string& target, bool block) {
+void Judge::JudgeTarget(const std::string& name, const PodRun& run, const std::string& target,
+                        bool block) {
+  const std::string request = PublishRequest(run);
   if (block) {
-    JudgeBlockTarget(name, target);
+    JudgeBlockTarget(name, target, request);
     return;
   }
   struct stat st;
@@ -237,7 +239,7 @@ void Judge::JudgeTarget(const std::string& name, const std::string& target, bool
   if (!exists || !S_ISDIR(st.st_mode)) {
     Fail(name, ref,
          absl::StrCat("target_path ", target, exists ? " is not a directory" : " does not exist"),
-         {"kubelet needs a directory there"});
+         {request, "kubelet needs a directory there"});
   } else {
     Pass(name, ref, absl::StrCat(target, " is a directory"));
   }
