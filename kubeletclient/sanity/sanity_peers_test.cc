@@ -97,7 +97,9 @@ class SanityPeersTest : public ::testing::TestWithParam<std::tuple<const char*, 
     // Also after a failed assertion: the driver and registrar go first, then the check.
     registrar_.reset();
     driver_.reset();
-    if (!IsSkipped()) EXPECT_THAT(HostLeftovers(dir_.path()), IsEmpty());
+    if (!IsSkipped()) {
+      EXPECT_THAT(HostLeftovers(dir_.path()), IsEmpty());
+    }
   }
 
   // The sample driver with `driver_flags`, registered by our registrar; then
