@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/util/kubelet_sequence_fixture.h"
@@ -183,6 +184,27 @@ TEST_F(KubeletSequenceTest, AttachedAndStagedWithPublishContextAndStageSecrets) 
   EXPECT_THAT(Files(), ElementsAreArray(TornDownFiles()));
 }
 
+// Kubelet finds the attachment by its name alone (the hash of handle, driver and node) and
+// reads only its status (v1.26.15 csi_attacher.go waitForVolumeAttachmentInternal,
+// verifyAttachmentStatus): one that names another PV of the same handle serves this one too.
+TEST_F(KubeletSequenceTest, AnAttachmentOfTheHandleServesEveryPvOfIt) {
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: true}")},
+           {"attachment.yaml",
+            absl::StrReplaceAll(
+                AttachmentYaml("{attached: true, attachmentMetadata: {devicePath: /dev/xvdg}}"),
+                {{"persistentVolumeName: pv-1", "persistentVolumeName: pv-of-another-claim"}})}});
+  driver_.Configure({.stage = true});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  std::string out;
+  ASSERT_EQ(Run("publish", pod, &out), 0) << out;
+  std::vector<std::string> calls = driver_.Take();
+  ASSERT_FALSE(calls.empty());
+  EXPECT_THAT(calls.back(), HasSubstr("value: \"/dev/xvdg\""));
+  ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(Files(), ElementsAreArray(TornDownFiles()));
+}
+
 // Two pods on the node share one staged volume: staged once, for the first, and unstaged once,
 // after the last, whatever order separate commands come in.
 TEST_F(KubeletSequenceTest, TwoPodsShareOneStagedVolume) {
@@ -321,6 +343,16 @@ TEST_F(KubeletSequenceTest, RefusalsSendNothingAndLeaveNothing) {
         {"attachment.yaml",
          AttachmentYaml("{attached: false, attachError: {message: 'disk is in use elsewhere'}}")}},
        "MountVolume.WaitForAttach failed for volume \"pv-1\" : disk is in use elsewhere"},
+      // verifyAttachmentStatus: an attachment being deleted fails fast, attached or not.
+      {"attachment being deleted",
+       {{"pv.yaml", ClaimAndVolume()},
+        {"csidriver.yaml", CsiDriverYaml("{attachRequired: true}")},
+        {"attachment.yaml",
+         absl::StrReplaceAll(
+             AttachmentYaml("{attached: true}"),
+             {{"metadata: {", "metadata: {deletionTimestamp: '2026-11-25T00:00:00Z', "}})}},
+       "MountVolume.WaitForAttach failed for volume \"pv-1\" : volume attachment is being "
+       "deleted"},
   };
   for (const Case& c : cases) {
     Objects(c.objects);

@@ -27,6 +27,7 @@
 #include "gflags/gflags.h"
 #include "logging/logging.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "hostutil/mount.h"
 #include "kubeletclient/expand.h"
 #include "kubeletclient/probe.h"
@@ -78,8 +79,17 @@ DEFINE_string(interval, "1m",
               "not waited for); kubelet syncs a pod about once a minute.");
 DEFINE_string(volume_handle, "",
               "Volumes to judge the driver with, comma-separated: handles the driver knows (or "
-              "accepts, for a driver that makes its volumes on demand). None: volumes are created "
-              "(and attached) through the driver's Controller service.");
+              "accepts, for a driver that makes its volumes on demand), each for every scenario, "
+              "or SCENARIO=HANDLE for one of filesystem, block, generic-ephemeral. A scenario "
+              "without: its volume is created (and attached) through the driver's Controller "
+              "service.");
+DEFINE_bool(inline_read_only, false,
+            "sanity: the inline volume's readOnly (spec.volumes[].csi.readOnly), for drivers "
+            "that serve read-only inline volumes only.");
+DEFINE_string(inline_fs_type, "", "sanity: the inline volume's fsType (none by default).");
+DEFINE_string(inline_volume_attributes, "",
+              "sanity: the inline volume's volumeAttributes, as KEY=VALUE,... (a value cannot "
+              "hold a comma).");
 DEFINE_string(volume_mode, "",
               "Volume modes to judge, comma-separated: filesystem, block (default: both; a mode "
               "the driver refuses is then skipped).");
@@ -153,11 +163,14 @@ const std::vector<Command>& Commands() {
       {"sanity",
        "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
        "--root-dir=DIR [--volume-handle=H[,H...]] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
-       "[--volume-mode=filesystem,block] [--junit=FILE] [--only=REGEX] [--skip=REGEX] [--list] "
+       "[--volume-mode=filesystem,block] [--inline-read-only] [--inline-fs-type=TYPE] "
+       "[--inline-volume-attributes=K=V,...] [--junit=FILE] [--only=REGEX] [--skip=REGEX] [--list] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
        with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
-                       "objects", "node_name", "volume_mode", "junit", "only", "skip", "list",
+                       "objects", "node_name", "volume_mode", "inline_read_only",
+                       "inline_fs_type", "inline_volume_attributes", "junit", "only", "skip",
+                       "list",
                        "feature_gates", "host_selinux", "block_host_ops",
                        "service_account_key_file", "service_account_issuer"})},
   };
@@ -213,7 +226,34 @@ int Sanity(const ndr::kubelet::PublishCommand& publish) {
                 "made-up pods it publishes would be kubelet's orphans)");
   }
   // None: volumes the driver's Controller service creates (an error if it cannot).
-  options.volume_handles = absl::StrSplit(FLAGS_volume_handle, ',', absl::SkipWhitespace());
+  for (absl::string_view item : absl::StrSplit(FLAGS_volume_handle, ',', absl::SkipWhitespace())) {
+    bool scenario_handle = false;
+    for (const char* scenario : {"filesystem", "block", "generic-ephemeral"}) {
+      if (absl::ConsumePrefix(&item, absl::StrCat(scenario, "="))) {
+        if (item.empty()) {
+          return Fail(absl::StrCat("--volume-handle: ", scenario,
+                                   "= names no handle (give SCENARIO=HANDLE)"));
+        }
+        options.scenario_handles[scenario].emplace_back(item);
+        scenario_handle = true;
+        break;
+      }
+    }
+    if (!scenario_handle) options.volume_handles.emplace_back(item);
+  }
+  options.inline_volume.read_only = FLAGS_inline_read_only;
+  options.inline_volume.fs_type = FLAGS_inline_fs_type;
+  for (absl::string_view item :
+       absl::StrSplit(FLAGS_inline_volume_attributes, ',', absl::SkipWhitespace())) {
+    const std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return Fail(absl::StrCat("--inline-volume-attributes: \"", item,
+                               "\" is not KEY=VALUE (pairs are separated by commas)"));
+    }
+    if (!options.inline_volume.attributes.emplace(kv[0], kv[1]).second) {
+      return Fail(absl::StrCat("--inline-volume-attributes: ", kv[0], " is given twice"));
+    }
+  }
   for (absl::string_view mode : absl::StrSplit(FLAGS_volume_mode, ',', absl::SkipWhitespace())) {
     if (mode != "filesystem" && mode != "block") {
       return Fail(absl::StrCat("--volume-mode: \"", mode, "\" is not filesystem or block"));

@@ -16,8 +16,7 @@ absl::Status WaitForAttach(const ObjectSet& objects, const std::string& node_nam
   auto fail = [&](const std::string& why) {
     return OperationFailed(
         plan->block.has_value() ? "MapVolume.WaitForAttach" : "MountVolume.WaitForAttach",
-        plan->spec_name,
-                  absl::FailedPreconditionError(why));
+        plan->spec_name, absl::FailedPreconditionError(why));
   };
   auto it = objects.attachments.find(name);
   if (it == objects.attachments.end()) {
@@ -27,17 +26,12 @@ absl::Status WaitForAttach(const ObjectSet& objects, const std::string& node_nam
                              " not found"));
   }
   const VolumeAttachment& attachment = it->second;
-  // Ours: kubelet trusts the name; a hand-written object may say otherwise.
-  if (attachment.node_name != node_name || attachment.attacher != plan->driver ||
-      attachment.persistent_volume_name != plan->spec_name) {
-    return fail(absl::StrCat("VolumeAttachment ", name, " is for node ",
-                             GoQuote(attachment.node_name), ", attacher ",
-                             GoQuote(attachment.attacher), " and PersistentVolume ",
-                             GoQuote(attachment.persistent_volume_name), ", not ",
-                             GoQuote(node_name), ", ", GoQuote(plan->driver), " and ",
-                             GoQuote(plan->spec_name)));
-  }
-  // verifyAttachmentStatus: attached wins; else an attachError is the error, bare.
+  // verifyAttachmentStatus (kubelet v1.26.15 pkg/volume/csi/csi_attacher.go) judges the object
+  // found under the name alone: its deletion, status.attached, then the attach error. The
+  // attacher, node and PV its spec names are not compared (the name is already the hash of
+  // handle, driver and node), so one attachment serves every PV of that handle on the node.
+  if (attachment.being_deleted) return fail("volume attachment is being deleted");
+  // Attached wins; else an attachError is the error, bare.
   if (attachment.attached) {
     plan->publish_context = attachment.attachment_metadata;
     return absl::OkStatus();

@@ -432,6 +432,7 @@ absl::StatusOr<VolumeAttachment> ParseVolumeAttachment(const Field& doc) {
     return s;
   }
   if (absl::Status s = ParseMetadata(doc, false, &unused, &attachment.name); !s.ok()) return s;
+  attachment.being_deleted = doc["metadata"]["deletionTimestamp"].present();
   Field spec = doc["spec"];
   if (!spec.present()) return spec.Error("Required value");
   if (absl::Status s = spec.RequireMap(); !s.ok()) return s;

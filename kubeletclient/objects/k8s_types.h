@@ -166,6 +166,7 @@ struct VolumeAttachment {
   bool attached = false;               // status.attached
   std::map<std::string, std::string> attachment_metadata;  // status.attachmentMetadata
   std::optional<std::string> attach_error;                 // status.attachError.message
+  bool being_deleted = false;  // metadata.deletionTimestamp is set
 };
 
 struct Secret {

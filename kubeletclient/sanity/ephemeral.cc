@@ -25,8 +25,8 @@ void Judge::RunEphemeral(const std::string& kind) {
   Provisioned provisioned;
   if (inline_volume) {
     provisioned.handle = "unused";  // kubelet makes an inline volume's handle
-  } else if (!Provision(prefix, "filesystem",
-                        options_.volume_handles.empty() ? "" : options_.volume_handles.front(),
+  } else if (const std::vector<std::string>& handles = HandlesFor(kind);
+             !Provision(prefix, "filesystem", handles.empty() ? "" : handles.front(),
                         CheckNames(CheckGroup::kEphemeral), &provisioned)) {
     return;
   }
@@ -48,6 +48,9 @@ void Judge::RunEphemeral(const std::string& kind) {
     volume.source_types = {"csi"};
     volume.csi.emplace();
     volume.csi->driver = driver_.name;
+    volume.csi->read_only = options_.inline_volume.read_only;
+    volume.csi->fs_type = options_.inline_volume.fs_type;
+    volume.csi->volume_attributes = options_.inline_volume.attributes;
     ref =
         "csi_mounter.go SetUpAt for an inline volume: NodePublishVolume with a handle kubelet "
         "makes (csi-<sha256>), csi.storage.k8s.io/ephemeral \"true\", no NodeStageVolume";

@@ -238,6 +238,7 @@ absl::Status Judge::Publish(const ObjectSet& objects, PodRun* run) {
   run->publish = PublishVolume(*run->plan, objects, run->pod.ns, node_);
   // What the driver may have published is torn down at the end, whatever the answer.
   run->published = true;
+  run->ever_published = run->ever_published || run->publish.status.ok();
   return run->publish.status;
 }
 

@@ -74,6 +74,7 @@ struct PodRun {
   std::optional<VolumePlan> plan;
   VolumeOutcome publish;   // the calls of its publish
   bool published = false;  // and not torn down yet
+  bool ever_published = false;  // its publish succeeded, torn down since or not
 };
 
 // "request: <the last NodePublishVolume of `run`>" for a FAIL's details ("" if none was sent).
@@ -119,6 +120,15 @@ class Judge {
   // Skips `checks` from the `from`th on, under `prefix`, for `why`.
   void SkipChecks(const std::string& prefix, const std::vector<std::string>& checks,
                   const std::string& why, size_t from = 0);
+
+  // sanity.cc
+  // The handles given for `scenario` (a mode, or "generic-ephemeral"): its own, or the common
+  // ones; empty: a volume the driver's controller creates.
+  const std::vector<std::string>& HandlesFor(const std::string& scenario) const;
+  // Whether the driver serves persistent volumes: its CSIDriver, if given, lists Persistent.
+  bool PersistentVolumesServed() const;
+  // Skips the persistent-volume checks of `mode` (of each handle given for it).
+  void SkipPersistent(const std::string& mode, const std::string& why);
 
   // registration.cc
   bool Register();

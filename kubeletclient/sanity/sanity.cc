@@ -7,6 +7,29 @@
 
 namespace ndr::kubelet::sanity {
 
+const std::vector<std::string>& Judge::HandlesFor(const std::string& scenario) const {
+  auto it = options_.scenario_handles.find(scenario);
+  return it != options_.scenario_handles.end() ? it->second : options_.volume_handles;
+}
+
+bool Judge::PersistentVolumesServed() const {
+  auto it = given_.csi_drivers.find(driver_.name);
+  if (it == given_.csi_drivers.end()) return true;  // the API server's default: Persistent
+  const std::vector<std::string>& modes = it->second.volume_lifecycle_modes;
+  return std::find(modes.begin(), modes.end(), "Persistent") != modes.end();
+}
+
+void Judge::SkipPersistent(const std::string& mode, const std::string& why) {
+  const std::vector<std::string>& handles = HandlesFor(mode);
+  if (handles.size() <= 1) {
+    SkipChecks(mode + "/", CheckNames(CheckGroup::kVolume), why);
+    return;
+  }
+  for (const std::string& handle : handles) {
+    SkipChecks(absl::StrCat(mode, "/", handle, "/"), CheckNames(CheckGroup::kVolume), why);
+  }
+}
+
 SanityReport Judge::Run() {
   for (const std::string& path : options_.object_paths) {
     if (absl::Status s = ReadObjects(path, &given_); !s.ok()) {
@@ -35,35 +58,49 @@ SanityReport Judge::Run() {
       Skip(check, "", "not registered");
     }
     for (const std::string& mode : modes) {
-      if (options_.volume_handles.size() <= 1) {
-        SkipChecks(mode + "/", CheckNames(CheckGroup::kVolume), "the driver is not registered");
-        continue;
-      }
-      for (const std::string& handle : options_.volume_handles) {
-        SkipChecks(absl::StrCat(mode, "/", handle, "/"), CheckNames(CheckGroup::kVolume),
-                   "the driver is not registered");
-      }
+      SkipPersistent(mode, "the driver is not registered");
     }
     if (ephemeral) {
       for (const char* kind : {"inline", "generic-ephemeral"}) {
-        SkipChecks(std::string(kind) + "/", CheckNames(CheckGroup::kEphemeral), "the driver is not registered");
+        SkipChecks(std::string(kind) + "/", CheckNames(CheckGroup::kEphemeral),
+                   "the driver is not registered");
       }
     }
   } else {
     // Kubelet publishes a driver's inline volumes where the node allows them: here, this one's.
     node_.allowed_inline_drivers.insert(driver_.name);
     ReadCapabilities();
-    if (options_.volume_handles.empty()) {
-      if (!ReadControllerCapabilities()) return report_;
-      for (const std::string& mode : modes) RunScenario(mode, "", 1);
-    }
-    int index = 0;
-    for (const std::string& handle : options_.volume_handles) {
-      ++index;
-      for (const std::string& mode : modes) RunScenario(mode, handle, index);
-    }
-    if (ephemeral) {
-      for (const char* kind : {"inline", "generic-ephemeral"}) RunEphemeral(kind);
+    if (!PersistentVolumesServed()) {
+      // csi_mounter.go SetUpAt refuses them (supportsVolumeLifecycleMode), and no handle or
+      // Controller service is needed to judge the inline volumes.
+      const std::string why =
+          "the CSIDriver lists only Ephemeral in volumeLifecycleModes: the driver serves no "
+          "persistent volumes (kubelet's csi_mounter.go SetUpAt refuses them)";
+      for (const std::string& mode : modes) SkipPersistent(mode, why);
+      if (ephemeral) {
+        RunEphemeral("inline");
+        SkipChecks("generic-ephemeral/", CheckNames(CheckGroup::kEphemeral), why);
+      }
+    } else {
+      bool create = ephemeral && HandlesFor("generic-ephemeral").empty();
+      for (const std::string& mode : modes) create = create || HandlesFor(mode).empty();
+      if (create && !ReadControllerCapabilities()) return report_;
+      // Handle by handle, each in every mode it is given for, as csi-sanity goes volume by
+      // volume; a mode without handles: a volume its controller creates.
+      for (size_t i = 0;; ++i) {
+        bool more = false;
+        for (const std::string& mode : modes) {
+          const std::vector<std::string>& handles = HandlesFor(mode);
+          if (i < std::max<size_t>(handles.size(), 1)) {
+            RunScenario(mode, handles.empty() ? "" : handles[i], static_cast<int>(i) + 1);
+          }
+          more = more || i + 1 < handles.size();
+        }
+        if (!more) break;
+      }
+      if (ephemeral) {
+        for (const char* kind : {"inline", "generic-ephemeral"}) RunEphemeral(kind);
+      }
     }
   }
   node_.tokens = nullptr;

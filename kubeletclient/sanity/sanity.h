@@ -3,7 +3,8 @@
 //
 // The driver is registered as kubelet registers it (the registration handshake, NodeGetInfo),
 // then every volume given (--volume-handle) is taken, in each volume mode asked for (and as an
-// inline and a generic ephemeral volume, when the objects allow them), through
+// inline and a generic ephemeral volume, when the objects allow them; a driver whose CSIDriver
+// lists only Ephemeral is judged by its inline volumes alone), through
 // kubelet's own sequence on made-up pods of a made-up claim: the same code as `kubeletclient
 // publish` and `unpublish` (publisher.h), so the paths, the order and the arguments are
 // kubelet's. Between the steps come the calls kubelet makes in the situations drivers get wrong:
@@ -18,6 +19,7 @@
 #ifndef NDR_KUBELETCLIENT_SANITY_SANITY_H_
 #define NDR_KUBELETCLIENT_SANITY_SANITY_H_
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +39,15 @@ struct SanityOptions {
   // mount options and secret references), Secrets: optional.
   std::vector<std::string> object_paths;
   std::vector<std::string> volume_handles;
+  // Handles for one scenario only ("filesystem", "block", "generic-ephemeral"), given as
+  // SCENARIO=HANDLE: they take the place of volume_handles there.
+  std::map<std::string, std::vector<std::string>> scenario_handles;
+  // The inline volume of the made-up pod, as a pod's spec.volumes[].csi would say it.
+  struct InlineVolume {
+    bool read_only = false;
+    std::string fs_type;
+    std::map<std::string, std::string> attributes;
+  } inline_volume;
   // "filesystem", "block"; empty: both, and a mode the driver refuses is skipped.
   std::vector<std::string> volume_modes;
   std::string only, skip;  // ECMAScript regular expressions over check names; empty: none

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kubeletclient/csi/volume_plan.h"
 #include "kubeletclient/token/test_keys.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
@@ -301,6 +302,7 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
       {"unpublish-missing-target", "NodeUnpublishVolume"},
       {"block-target-directory", "NodePublishVolume"},
       {"stats-used-over-capacity", "NodeGetVolumeStats"},
+      {"read-only-refused", "NodePublishVolume"},
   };
   const std::map<std::string, std::set<std::string>> expected = {
       {"stage-not-idempotent",
@@ -315,6 +317,7 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
         "block/unpublish-removed-target"}},
       {"block-target-directory", {"block/target"}},
       {"stats-used-over-capacity", {"filesystem/stats"}},
+      {"read-only-refused", {"filesystem/read-only", "block/read-only"}},
   };
   for (const auto& [fault, failures] : expected) {
     SCOPED_TRACE(fault);
@@ -329,6 +332,11 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
     // Every FAIL says what was sent, what came back, and which kubelet function needs better.
     EXPECT_THAT(out, HasSubstr("      kubelet: ")) << out;
     EXPECT_THAT(out, HasSubstr("\n      request: " + named.at(fault) + " {")) << out;
+    if (fault == "read-only-refused") {
+      // Pod C never published, teardown passed: the SKIP says so, not that teardown stopped.
+      EXPECT_THAT(out, HasSubstr("SKIP  filesystem/unpublish-removed-target: pod sanity-c was "
+                                 "never published (see the read-only check)"));
+    }
   }
 }
 
@@ -379,6 +387,89 @@ TEST_F(SanityTest, AFailedPublishNamesTheCallThatFailed) {
                              "      request: NodePublishVolume {"));
   EXPECT_THAT(out, HasSubstr("      answer: MountVolume.SetUp failed for volume \"sanity-fs-1\" : "
                              "NodePublishVolume: rpc error: code = InvalidArgument"));
+}
+
+// A driver of read-only inline volumes only, whose CSIDriver lists only Ephemeral: judged by its
+// inline volume as the user describes it, with no handle and no Controller service; the
+// persistent and generic ephemeral checks are skipped because kubelet would refuse them.
+TEST_F(SanityTest, AnInlineOnlyDriverIsJudgedByTheInlineVolumeTheUserDescribes) {
+  StartDriver({"--inline-only"});
+  ASSERT_TRUE(WriteFile(dir_.Join("csidriver.yaml"), R"(apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: sample.csi.example.com}
+spec: {attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: [Ephemeral]}
+)"));
+  const std::string objects = "--objects=" + dir_.Join("csidriver.yaml");
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=", objects, "--inline-read-only",
+                 "--inline-volume-attributes=source=hello,flavour=plain"},
+                &out),
+            0)
+      << out;
+  auto verdicts = Verdicts(out);
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  for (const std::string& check : Named("inline", kEphemeralChecks)) {
+    EXPECT_EQ(verdicts["PASS"].count(check), 1u) << check << "\n" << out;
+  }
+  std::set<std::string> skipped = Named("generic-ephemeral", kEphemeralChecks);
+  for (const char* mode : {"filesystem", "block"}) {
+    for (const std::string& check : Named(mode, kVolumeChecks)) skipped.insert(check);
+  }
+  EXPECT_EQ(verdicts["SKIP"], skipped) << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  filesystem/publish: the CSIDriver lists only Ephemeral in "
+                             "volumeLifecycleModes"));
+  // What the user described is what the driver was sent.
+  EXPECT_THAT(driver_->Log(), HasSubstr("readonly=1 volume_context_keys=7"));
+
+  // Without readOnly, the driver's refusal is the verdict's reason, word for word.
+  EXPECT_EQ(Run({"--volume-handle=", objects, "--inline-volume-attributes=source=hello"}, &out), 0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  inline/publish: "));
+  EXPECT_THAT(out, HasSubstr("set readOnly: true on the pod's csi volume"));
+  EXPECT_THAT(LeftTargets(), IsEmpty());
+
+  for (const auto& [flag, error] : std::vector<std::pair<std::string, std::string>>{
+           {"--inline-volume-attributes=source", "\"source\" is not KEY=VALUE"},
+           {"--inline-volume-attributes=a=1,a=2", "a is given twice"},
+           {"--volume-handle=block=", "block= names no handle"}}) {
+    EXPECT_EQ(Run({flag}, &out), 1) << out;
+    EXPECT_THAT(out, HasSubstr(error));
+  }
+}
+
+// Kubelet reads a VolumeAttachment by its name and judges its status alone (v1.26.15
+// csi_attacher.go verifyAttachmentStatus), so the user's attachments, written for PVs of their
+// own, serve the judge's PVs of the same handles; and each scenario gets the handle named for it.
+TEST_F(SanityTest, EachScenarioGetsItsHandleAndTheUsersAttachmentsServeIt) {
+  StartDriver({"--stage-unstage"});
+  std::string yaml = R"(apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: sample.csi.example.com}
+spec: {attachRequired: true, podInfoOnMount: false}
+)";
+  for (const char* handle : {"vol-fs", "vol-block"}) {
+    absl::StrAppend(&yaml, "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\n",
+                    "metadata: {name: ", kubelet::AttachmentName(handle, kDriverName, "node-1"),
+                    "}\nspec: {attacher: ", kDriverName,
+                    ", nodeName: node-1, source: {persistentVolumeName: pv-of-", handle,
+                    "}}\nstatus: {attached: true}\n");
+  }
+  ASSERT_TRUE(WriteFile(dir_.Join("objects.yaml"), yaml));
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=filesystem=vol-fs,block=vol-block,generic-ephemeral=vol-fs",
+                 "--objects=" + dir_.Join("objects.yaml")},
+                &out),
+            0)
+      << out;
+  auto verdicts = Verdicts(out);
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  for (const char* check : {"filesystem/publish", "block/publish", "generic-ephemeral/publish"}) {
+    EXPECT_EQ(verdicts["PASS"].count(check), 1u) << check << "\n" << out;
+  }
+  const std::string driver_log = driver_->Log();
+  EXPECT_THAT(driver_log, HasSubstr("NodeStageVolume volume_id=vol-fs"));
+  EXPECT_THAT(driver_log, HasSubstr("NodeStageVolume volume_id=vol-block"));
+  EXPECT_THAT(driver_log, ::testing::Not(HasSubstr("volume_id=vol-1")));
 }
 
 // SIGINT in the middle: the rest is skipped, what was published is torn down, exit 130.

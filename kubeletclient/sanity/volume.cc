@@ -13,7 +13,7 @@ namespace ndr::kubelet::sanity {
 
 void Judge::RunScenario(const std::string& mode, const std::string& handle, int index) {
   const std::string prefix =
-      options_.volume_handles.size() > 1 ? absl::StrCat(mode, "/", handle, "/") : mode + "/";
+      HandlesFor(mode).size() > 1 ? absl::StrCat(mode, "/", handle, "/") : mode + "/";
   if (Interrupted()) {
     SkipChecks(prefix, CheckNames(CheckGroup::kVolume), "interrupted");
     return;
@@ -150,8 +150,8 @@ void Judge::JudgeVolumeTeardown(const std::string& prefix, bool block, PodRun* a
         dynamic_cast<const csi::v1::NodeUnpublishVolumeRequest*>(call.request.get());
     if (request != nullptr && request->target_path() == c_target) c_unpublish = &call;
   }
-  if (c_unpublish == nullptr && c->publish.calls.empty() && !report_.interrupted) {
-    // Not the teardown's doing: pod C never got as far as a publish.
+  if (c_unpublish == nullptr && !c->ever_published && !report_.interrupted) {
+    // Not the teardown's doing: pod C's publish was refused or failed.
     Skip(prefix + "unpublish-removed-target", kRemovedTargetRef,
          "pod sanity-c was never published (see the read-only check), so there is no "
          "NodeUnpublishVolume of it to repeat");

@@ -40,7 +40,7 @@ DEFINE_bool(controller, false,
 DEFINE_string(faults, "",
               "Break the driver on purpose, comma-separated: stage-not-idempotent, "
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity, "
-              "block-stats-of-dev (for "
+              "block-stats-of-dev, read-only-refused (for "
               "testing tools that judge drivers, such as kubeletclient sanity; never in use).");
 DEFINE_string(block_publish, "loop-bind",
               "How a raw block volume is put at its target_path: loop-bind (a loop device over "
@@ -54,6 +54,10 @@ DEFINE_bool(no_stats, false, "Advertise neither GET_VOLUME_STATS nor VOLUME_COND
 DEFINE_bool(filesystem_only, false,
             "With --controller: CreateVolume refuses a block access type (INVALID_ARGUMENT), as "
             "a driver with filesystem volumes only does.");
+DEFINE_bool(inline_only, false,
+            "Serve read-only inline volumes only: NodePublishVolume refuses one that is not "
+            "readonly or has no \"source\" volume attribute (INVALID_ARGUMENT), as drivers of "
+            "inline volumes (secrets, images) do; their CSIDriver lists only Ephemeral.");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -85,8 +89,9 @@ int main(int argc, char** argv) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
-               "filesystem_only", "lazy_staging", "max_volumes_per_node", "no_stats", "nodeid",
-               "reject_pod_info", "stage_unstage", "token_jwks", "topology", "vendor_version"}},
+               "filesystem_only", "inline_only", "lazy_staging", "max_volumes_per_node",
+               "no_stats", "nodeid", "reject_pod_info", "stage_unstage", "token_jwks", "topology",
+               "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -111,6 +116,7 @@ int main(int argc, char** argv) {
   options.lazy_staging = FLAGS_lazy_staging;
   options.no_stats = FLAGS_no_stats;
   options.filesystem_only = FLAGS_filesystem_only;
+  options.inline_only = FLAGS_inline_only;
   if (std::optional<ndr::sample::BlockPublish> publish =
           ndr::sample::ParseBlockPublish(FLAGS_block_publish)) {
     options.block_publish = *publish;

@@ -469,12 +469,28 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
       !s.ok()) {
     return s;
   }
+  if (options_.inline_only) {
+    if (!request.readonly()) {
+      return absl::InvalidArgumentError(
+          "this driver serves read-only inline volumes only: set readOnly: true on the pod's "
+          "csi volume");
+    }
+    if (auto source = request.volume_context().find("source");
+        source == request.volume_context().end() || source->second.empty()) {
+      return absl::InvalidArgumentError(
+          "volume attribute \"source\" is required: what to put in the volume");
+    }
+  }
   // The spec: FAILED_PRECONDITION when STAGE_UNSTAGE_VOLUME is set and the volume was not
   // staged. Inline (ephemeral) volumes are never staged: kubelet marks them with
   // csi.storage.k8s.io/ephemeral, as drivers that serve both kinds (csi-driver-host-path) read it.
   auto ephemeral = request.volume_context().find(absl::StrCat(kPodInfoPrefix, "ephemeral"));
   const bool is_ephemeral = ephemeral != request.volume_context().end() &&
                             ephemeral->second == "true";
+  if (!is_ephemeral && request.readonly() && options_.faults.count("read-only-refused") > 0) {
+    return absl::InternalError(absl::StrCat("cannot publish volume ", request.volume_id(),
+                                            " read-only: its device is in use read-write"));
+  }
   if (!is_ephemeral) {
     if (absl::Status s = CheckAttached(request.volume_id(), request.publish_context()); !s.ok()) {
       return s;

@@ -104,9 +104,12 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //                              than its capacity
 //   block-stats-of-dev         NodeGetVolumeStats of a block volume reports the size of /dev's
 //                              file system as its capacity, not its device's size
+//   read-only-refused          a readonly NodePublishVolume of a persistent volume is INTERNAL,
+//                              as a driver that cannot mount read-only a device staged
+//                              read-write answers
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
                                           "block-target-directory", "stats-used-over-capacity",
-                                          "block-stats-of-dev"};
+                                          "block-stats-of-dev", "read-only-refused"};
 
 enum class BlockPublish {
   kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target
@@ -164,6 +167,10 @@ struct DriverOptions {
   // With controller: CreateVolume refuses a block access type (INVALID_ARGUMENT), as a driver
   // with filesystem volumes only does.
   bool filesystem_only = false;
+  // Serve read-only inline volumes only, as secrets-store and image drivers do: NodePublishVolume
+  // refuses (INVALID_ARGUMENT) a volume that is not readonly or has no "source" in its
+  // volume_context; the deployment's CSIDriver lists only Ephemeral.
+  bool inline_only = false;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
