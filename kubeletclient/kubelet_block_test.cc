@@ -350,12 +350,13 @@ TEST_F(KubeletBlockTest, FailuresLeaveNothingHalfDone) {
   EXPECT_THAT(Files(), ElementsAreArray(after_publish));
 
   // The driver says it published but made no file: kubelet cannot map what is not there, and
-  // the volume is unpublished and torn down again.
+  // the volume is unpublished and torn down again. The error is filepath.EvalSymlinks's, in Go's
+  // words (v1.26.15 hostutil_linux.go EvalHostSymlinks).
   driver_.Configure({.stage = true, .make_targets = false});
   EXPECT_EQ(Run("publish", pod, &out), 1) << out;
   EXPECT_THAT(out, HasSubstr("MapVolume.EvalHostSymlinks failed for volume \"pv-1\" : lstat " +
                              root_ + "/plugins/kubernetes.io/csi/volumeDevices/publish/pv-1/uid-a: "
-                             "No such file or directory"));
+                             "no such file or directory"));
   EXPECT_THAT(out, HasSubstr("the volume was unmapped and unpublished again"));
   EXPECT_THAT(driver_.TakeMethods(),
               ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities", "NodeGetCapabilities",

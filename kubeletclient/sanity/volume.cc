@@ -237,9 +237,17 @@ void Judge::JudgeTarget(const std::string& name, const PodRun& run, const std::s
       "csi_mounter.go SetUpAt: kubelet makes the parent directory, the driver the target "
       "directory, which kubelet bind-mounts into the containers";
   if (!exists || !S_ISDIR(st.st_mode)) {
+    // Kubelet itself goes on; the container runtime then fails to bind-mount a non-directory,
+    // or (containerd, CRI-O) makes the missing one on the node's disk, where the pod's data
+    // would go instead of the volume.
     Fail(name, ref,
          absl::StrCat("target_path ", target, exists ? " is not a directory" : " does not exist"),
-         {request, "kubelet needs a directory there"});
+         {request,
+          exists ? "kubelet needs the volume's directory there"
+                 : "kubelet needs the volume's directory there (CSI: \"Creation of target_path is "
+                   "the responsibility of the SP\"); without it the container runtime makes an "
+                   "empty directory on the node's disk, and the pod's data never reaches the "
+                   "volume"});
   } else {
     Pass(name, ref, absl::StrCat(target, " is a directory"));
   }

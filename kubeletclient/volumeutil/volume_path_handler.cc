@@ -22,12 +22,17 @@ absl::Status ErrnoError(absl::string_view message, int err) {
   return absl::InternalError(absl::StrCat(message, ": ", strerror(err)));
 }
 
-// os.Remove's error as Go prints it (a *PathError: "remove PATH: " and the errno's text, which Go
-// spells in lower case: "device or resource busy").
-std::string GoRemoveError(const std::string& path, int err) {
+// A Go *PathError as it prints: "OP PATH: " and the errno's text, which Go spells in lower case
+// ("device or resource busy", "no such file or directory").
+std::string GoPathError(absl::string_view op, const std::string& path, int err) {
   std::string text = strerror(err);
   if (!text.empty()) text[0] = static_cast<char>(tolower(static_cast<unsigned char>(text[0])));
-  return absl::StrCat("remove ", path, ": ", text);
+  return absl::StrCat(op, " ", path, ": ", text);
+}
+
+// os.Remove's error.
+std::string GoRemoveError(const std::string& path, int err) {
+  return GoPathError("remove", path, err);
 }
 
 bool IsDevice(const struct stat& st) { return S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode); }
@@ -181,7 +186,7 @@ absl::StatusOr<std::vector<std::string>> VolumePathHandler::GetDeviceBindMountRe
   DIR* dir = opendir(map_path.c_str());
   if (dir == nullptr) {
     return absl::Status(errno == ENOENT ? absl::StatusCode::kNotFound : absl::StatusCode::kInternal,
-                        absl::StrCat("open ", map_path, ": ", strerror(errno)));
+                        GoPathError("open", map_path, errno));
   }
   std::vector<std::string> refs;
   while (dirent* entry = readdir(dir)) {
@@ -288,10 +293,11 @@ absl::Status UnmapBlockVolume(VolumePathHandler* handler, const std::string& glo
 }
 
 absl::StatusOr<std::string> EvalHostSymlinks(const std::string& path) {
+  // hostutil_linux.go EvalHostSymlinks is filepath.EvalSymlinks: its error, Go's words.
   char resolved[PATH_MAX];
   if (realpath(path.c_str(), resolved) == nullptr) {
     return absl::Status(errno == ENOENT ? absl::StatusCode::kNotFound : absl::StatusCode::kInternal,
-                        absl::StrCat("lstat ", path, ": ", strerror(errno)));
+                        GoPathError("lstat", path, errno));
   }
   return std::string(resolved);
 }

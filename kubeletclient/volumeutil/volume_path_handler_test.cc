@@ -89,7 +89,7 @@ TEST(VolumePathHandlerTest, ErrorsAreKubelets) {
   TempDir dir("vph");
   absl::StatusOr<std::string> missing = EvalHostSymlinks(dir.Join("missing"));
   EXPECT_EQ(missing.status().message(),
-            "lstat " + dir.Join("missing") + ": No such file or directory");
+            "lstat " + dir.Join("missing") + ": no such file or directory");  // Go's words
 }
 
 // As root on the host: the whole mapping for real, and nothing left afterwards.
