@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kubeletclient/sanity/report_text.h"
 
 namespace ndr::kubelet::sanity {
 
@@ -9,9 +10,10 @@ void WriteCheck(std::ostream& out, const CheckResult& result) {
   const char* word = result.verdict == CheckResult::Verdict::kPass   ? "PASS"
                      : result.verdict == CheckResult::Verdict::kFail ? "FAIL"
                                                                     : "SKIP";
-  out << word << "  " << result.name << ": " << result.summary << "\n";
+  // Summaries and details may quote the driver: its further lines go under the check's.
+  out << word << "  " << result.name << ": " << ReportText(result.summary, "      ") << "\n";
   for (const std::string& detail : result.details) {
-    if (!detail.empty()) out << "      " << detail << "\n";
+    if (!detail.empty()) out << "      " << ReportText(detail, "        ") << "\n";
   }
   if (result.verdict == CheckResult::Verdict::kFail && !result.kubelet.empty()) {
     out << "      kubelet: " << result.kubelet << "\n";
