@@ -182,8 +182,10 @@ class Judge {
                    const PodRun& a);
   void JudgeRepublish(const std::string& name, const CsiDriverObject& csi_driver, bool block,
                       const PodRun& a);
-  // NodeGetVolumeStats of `a`'s published volume, at kubelet's path: sane numbers.
-  void JudgeStats(const std::string& name, const PodRun& a, bool block);
+  // NodeGetVolumeStats of `a`'s published volume, at kubelet's path: sane numbers, a block
+  // volume's capacity its device's size; a filesystem volume's capacity other than `pv_bytes`
+  // (its PV's) is said, not failed (a file system's overhead, or a share without quotas).
+  void JudgeStats(const std::string& name, const PodRun& a, bool block, int64_t pv_bytes);
   // NodeExpandVolume of `a`'s published volume, its PV (`pv_name` in `objects`) grown twice.
   void JudgeExpand(const std::string& name, const PodRun& a, const std::string& pv_name,
                    const ObjectSet& objects);

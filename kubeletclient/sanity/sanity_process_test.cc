@@ -208,6 +208,10 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   EXPECT_THAT(out, HasSubstr("PASS  inline/publish: NodePublishVolume\n"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
   EXPECT_THAT(out, HasSubstr("SKIP  block/target: not judged: target_path "));
+  // The sample driver reports its directory's file system, not the 1 GiB of the PV: said.
+  EXPECT_THAT(out, ::testing::ContainsRegex("PASS  filesystem/stats: capacity [0-9]+, .*\\(a CO "
+                                            "shows this capacity for a volume of 1073741824 "
+                                            "bytes: (more|less) than its PV's\\)\n"));
   EXPECT_THAT(LeftTargets(), IsEmpty());
   // The made-up pods' directories go with their volumes, as kubelet removes a deleted pod's.
   EXPECT_THAT(DirEntries(root_ + "/pods"), IsEmpty());

@@ -62,7 +62,8 @@ void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
   // 5. A second pod on the same volume, and a read-only one.
   JudgeOtherPods(prefix, objects, block, &b, &c);
   // 6. Stats of a published volume, with the paths kubelet passes.
-  JudgeStats(prefix + "stats", a, block);
+  const PersistentVolume& pv = objects.volumes.at(pv_name);
+  JudgeStats(prefix + "stats", a, block, pv.capacity.has_value() ? pv.capacity->value() : 0);
   // 7. Online expansion, as kubelet expands a volume in use whose PV has grown.
   JudgeExpand(prefix + "expand", a, pv_name, objects);
   // 8. Teardown, with the repeated calls a retried teardown makes.
