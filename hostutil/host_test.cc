@@ -62,6 +62,33 @@ TEST_F(HostTest, BindMountOfAFileAndALoopDeviceOverIt) {
   EXPECT_FALSE(IsMountPoint(target));
 }
 
+// kubelet's MakeRShared on a directory: once shared, what is mounted below it propagates (as
+// drivers that check the propagation of their mounts need), and it is made only once.
+TEST_F(HostTest, MakeRSharedBindsADirectoryOnItselfOnlyWhenItIsNotShared) {
+  TempDir dir("host");
+  const std::string root = dir.Join("root"), below = dir.Join("root/below");
+  ASSERT_EQ(mkdir(root.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(below.c_str(), 0755), 0);
+  absl::StatusOr<bool> before = IsOnSharedMount(root);
+  ASSERT_THAT(before, IsOk());
+  bool made = false;
+  ASSERT_THAT(MakeRShared(root, &made), IsOk());
+  absl::Cleanup unmount = [&] {
+    if (made) (void)Unmount(root);
+  };
+  EXPECT_EQ(made, !*before);  // the machine's /tmp may be shared already (systemd makes / so)
+  EXPECT_EQ(IsMountPoint(root), made);
+  EXPECT_EQ(IsOnSharedMount(root).value_or(false), true);
+  ASSERT_THAT(BindMount(below, below), IsOk());
+  EXPECT_EQ(IsOnSharedMount(below).value_or(false), true);
+  EXPECT_THAT(Unmount(below), IsOk());
+  bool again = true;
+  EXPECT_THAT(MakeRShared(root, &again), IsOk());
+  EXPECT_FALSE(again);
+  EXPECT_THAT(IsOnSharedMount(dir.Join("missing")).status().message(),
+              ::testing::HasSubstr("realpath " + dir.Join("missing")));
+}
+
 TEST_F(HostTest, ErrorsNameWhatFailed) {
   TempDir dir("host");
   absl::Status status = BindMount(dir.Join("missing"), dir.Join("also-missing"));

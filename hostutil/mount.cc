@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -24,7 +25,6 @@ absl::Status ErrnoError(absl::string_view what, int err) {
                                                     : absl::StatusCode::kInternal,
                       absl::StrCat(what, ": ", strerror(err)));
 }
-
 
 }  // namespace
 
@@ -107,6 +107,50 @@ bool IsMountPoint(const std::string& path) {
     if (fields.size() > 4 && UnescapeMountinfo(fields[4]) == real) return true;
   }
   return false;
+}
+
+absl::StatusOr<bool> IsOnSharedMount(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) == nullptr) {
+    return ErrnoError(absl::StrCat("realpath ", path), errno);
+  }
+  const std::string real = resolved;
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) return ErrnoError("open /proc/self/mountinfo", errno);
+  std::string line, holder;
+  bool shared = false, found = false;
+  while (std::getline(in, line)) {
+    // ID PARENT MAJOR:MINOR ROOT MOUNT-POINT OPTIONS [OPTIONAL-FIELDS...] - TYPE SOURCE ...
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
+    if (fields.size() < 7) continue;
+    const std::string point = UnescapeMountinfo(fields[4]);
+    const bool over = point == "/" || real == point || absl::StartsWith(real, point + "/");
+    // The longest mount point over the path holds it; of stacked ones, the last (the top).
+    if (!over || (found && point.size() < holder.size())) continue;
+    found = true;
+    holder = point;
+    shared = false;
+    for (size_t i = 6; i < fields.size() && fields[i] != "-"; ++i) {
+      if (absl::StartsWith(fields[i], "shared:")) shared = true;
+    }
+  }
+  if (!found) return absl::NotFoundError(absl::StrCat("no mount holds ", real));
+  return shared;
+}
+
+absl::Status MakeRShared(const std::string& path, bool* made) {
+  *made = false;
+  absl::StatusOr<bool> shared = IsOnSharedMount(path);
+  if (!shared.ok()) return shared.status();
+  if (*shared) return absl::OkStatus();
+  if (absl::Status s = BindMount(path, path); !s.ok()) return s;
+  if (mount(nullptr, path.c_str(), nullptr, MS_SHARED | MS_REC, nullptr) != 0) {
+    const int err = errno;
+    umount2(path.c_str(), 0);
+    return ErrnoError(absl::StrCat("mount --make-rshared ", path), err);
+  }
+  *made = true;
+  return absl::OkStatus();
 }
 
 }  // namespace ndr::hostutil

@@ -382,6 +382,16 @@ int main(int argc, char** argv) {
       return Fail("--service-account-issuer: must not be empty");
     }
     if (command == "sanity") return Sanity(publish);
+    // As kubelet at its start (the judge does it in its run, and undoes it).
+    bool root_made_shared = false;
+    if (absl::Status s = ndr::kubelet::SetUpRootDir(publish.node, &root_made_shared); !s.ok()) {
+      return Fail(std::string(s.message()));
+    }
+    if (root_made_shared) {
+      NDR_LOG(INFO) << "Bind-mounted the root directory " << publish.node.root_dir
+                    << " on itself with shared propagation, as kubelet does at start; "
+                    << "`umount " << publish.node.root_dir << "` removes it";
+    }
     ndr::kubelet::CommandOutcome outcome;
     if (command == "publish") {
       outcome = ndr::kubelet::RunPublish(publish);

@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "hostutil/mount.h"
 #include "kubeletclient/csi/vol_data.h"
 #include "kubeletclient/pluginmanager/plugin_watcher.h"
+#include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet {
 
@@ -55,6 +57,19 @@ absl::StatusOr<TokenSource> StartTokenSource(const PublishCommand& command,
       source.key.get(), command.service_account_issuer, &objects);
   source.manager = std::make_unique<token::TokenManager>(source.issuer.get(), std::move(clock));
   return source;
+}
+
+absl::Status SetUpRootDir(const NodeOptions& node, bool* made) {
+  *made = false;
+  if (!node.change_host) return absl::OkStatus();
+  if (absl::Status s = MakeDirs(node.root_dir, 0750); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("error creating root directory: ", s.message()));
+  }
+  if (absl::Status s = hostutil::MakeRShared(node.root_dir, made); !s.ok()) {
+    // kubelet's words; it stops there.
+    return absl::Status(s.code(), absl::StrCat("error configuring root directory: ", s.message()));
+  }
+  return absl::OkStatus();
 }
 
 json ReportHead(const Pod& pod, json registrations, const NodeOptions& node) {

@@ -65,6 +65,12 @@ absl::StatusOr<TokenSource> StartTokenSource(const PublishCommand& command,
                                              const ObjectSet& objects,
                                              std::function<absl::Time()> clock);
 
+// kubelet.go setupDataDirs, at kubelet's start: the root directory exists (0750) and is on a
+// shared mount (hostutil::MakeRShared), so that what drivers mount below it propagates, as
+// drivers that check their mounts' propagation need. Only where `node` may change the host;
+// `made` says whether the root was bind-mounted on itself (kubelet leaves it so).
+absl::Status SetUpRootDir(const NodeOptions& node, bool* made);
+
 // Pieces of the report.
 nlohmann::ordered_json ReportHead(const Pod& pod, nlohmann::ordered_json registrations,
                                   const NodeOptions& node);

@@ -35,8 +35,9 @@ bool SignalPending() {
   return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1;
 }
 
-// The mount points at or below `dir`, from /proc/self/mountinfo (its fifth field, with the
-// kernel's octal escapes of space, tab, newline and backslash undone).
+// The mount points below `dir`, from /proc/self/mountinfo (its fifth field, with the kernel's
+// octal escapes of space, tab, newline and backslash undone); `dir` itself is not one of them (it
+// is a mount point of its own when kubelet has made it shared).
 std::vector<std::string> MountsUnder(const std::string& dir) {
   std::vector<std::string> mounts;
   std::ifstream in("/proc/self/mountinfo");
@@ -45,7 +46,7 @@ std::vector<std::string> MountsUnder(const std::string& dir) {
     std::vector<std::string> fields = absl::StrSplit(line, ' ');
     if (fields.size() < 5) continue;
     const std::string path = hostutil::UnescapeMountinfo(fields[4]);
-    if (path == dir || absl::StartsWith(path, dir + "/")) mounts.push_back(path);
+    if (absl::StartsWith(path, dir + "/")) mounts.push_back(path);
   }
   return mounts;
 }

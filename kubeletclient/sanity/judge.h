@@ -54,7 +54,7 @@ inline constexpr char kCleanRef[] =
 std::string RandomUid();
 // Whether SIGINT or SIGTERM is pending (the caller blocks both).
 bool SignalPending();
-// The mount points at or below `dir`, from /proc/self/mountinfo.
+// The mount points below `dir` (not `dir` itself), from /proc/self/mountinfo.
 std::vector<std::string> MountsUnder(const std::string& dir);
 bool Exists(const std::string& path);
 // What a SentCall's request says, for a FAIL's details.

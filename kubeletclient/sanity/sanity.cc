@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "hostutil/mount.h"
 #include "kubeletclient/sanity/judge.h"
 
 namespace ndr::kubelet::sanity {
@@ -49,6 +51,20 @@ SanityReport Judge::Run() {
       return report_;
     }
   }
+  // As kubelet at its start: the root directory on a shared mount. The judge leaves nothing, so
+  // a bind mount it made for that goes again at the end.
+  bool root_made_shared = false;
+  if (absl::Status s = SetUpRootDir(node_, &root_made_shared); !s.ok()) {
+    report_.error = std::string(s.message());
+    return report_;
+  }
+  absl::Cleanup undo_root = [&] {
+    if (!root_made_shared) return;
+    if (absl::Status s = hostutil::Unmount(node_.root_dir); !s.ok()) {
+      out_ << "Could not undo the shared bind mount of " << node_.root_dir << " (" << s.message()
+           << "); something is still mounted below it" << std::endl;
+    }
+  };
   std::vector<std::string> modes = options_.volume_modes;
   if (modes.empty()) modes = {"filesystem", "block"};
   // Inline and generic ephemeral volumes are filesystem volumes.

@@ -186,6 +186,19 @@ TEST_F(SanityPeersTest, ADriverWithoutStatsPassesAndItsStatsAreSkipped) {
   EXPECT_EQ(verdicts.at("block/clean"), "PASS") << out;
 }
 
+// A driver that checks the propagation of kubelet's directories (as csi-digitalocean does before
+// every mount): it works under kubelet, which makes its root directory shared at start
+// (kubelet.go setupDataDirs, MakeRShared), so the judge must do the same, and undo it
+// (TearDown checks that nothing, the root's own bind mount included, is left).
+TEST_F(SanityPeersTest, ADriverThatChecksMountPropagationPassesAsUnderKubelet) {
+  std::string out;
+  ASSERT_EQ(Judge({"--stage-unstage", "--require-shared-propagation"}, &out, "filesystem,block"),
+            0)
+      << out << driver_->Log();
+  EXPECT_THAT(FailedOrSkipped(Verdicts(out), "FAIL"), IsEmpty()) << out;
+  EXPECT_THAT(driver_->Log(), ::testing::Not(HasSubstr("is not shared"))) << driver_->Log();
+}
+
 // A block volume's capacity must be its device's size: statfs of the device node's file system
 // (/dev's) is a number that merely looks right.
 TEST_F(SanityPeersTest, ABlockCapacityThatIsNotTheDevicesSizeFails) {

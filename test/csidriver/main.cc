@@ -58,6 +58,10 @@ DEFINE_bool(inline_only, false,
             "Serve read-only inline volumes only: NodePublishVolume refuses one that is not "
             "readonly or has no \"source\" volume attribute (INVALID_ARGUMENT), as drivers of "
             "inline volumes (secrets, images) do; their CSIDriver lists only Ephemeral.");
+DEFINE_bool(require_shared_propagation, false,
+            "As root on the host: refuse (FAILED_PRECONDITION) to stage or publish where the "
+            "path's directory is not on a shared mount, as drivers that check the propagation of "
+            "kubelet's directory do.");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -90,8 +94,8 @@ int main(int argc, char** argv) {
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
                "filesystem_only", "inline_only", "lazy_staging", "max_volumes_per_node",
-               "no_stats", "nodeid", "reject_pod_info", "stage_unstage", "token_jwks", "topology",
-               "vendor_version"}},
+               "no_stats", "nodeid", "reject_pod_info", "require_shared_propagation",
+               "stage_unstage", "token_jwks", "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
   options.no_stats = FLAGS_no_stats;
   options.filesystem_only = FLAGS_filesystem_only;
   options.inline_only = FLAGS_inline_only;
+  options.require_shared_propagation = FLAGS_require_shared_propagation;
   if (std::optional<ndr::sample::BlockPublish> publish =
           ndr::sample::ParseBlockPublish(FLAGS_block_publish)) {
     options.block_publish = *publish;

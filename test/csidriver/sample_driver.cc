@@ -59,6 +59,19 @@ std::string Parent(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// --require-shared-propagation: the directory `path` is in must be on a shared mount.
+absl::Status CheckSharedPropagation(const std::string& path) {
+  absl::StatusOr<bool> shared = hostutil::IsOnSharedMount(Parent(path));
+  if (!shared.ok()) return shared.status();
+  if (!*shared) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "mount propagation for ", Parent(path),
+        " is not shared: this driver's mounts would not reach the host (kubelet makes its root "
+        "directory shared at start)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteWholeFile(const std::string& path, absl::string_view contents, mode_t mode) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoError("create", path, errno);
@@ -353,6 +366,9 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
       !s.ok()) {
     return s;
   }
+  if (options_.require_shared_propagation && change_host_) {
+    if (absl::Status s = CheckSharedPropagation(request.staging_target_path()); !s.ok()) return s;
+  }
   if (!IsDirectory(staging)) {
     return absl::FailedPreconditionError(
         absl::StrCat("staging_target_path ", staging, " is not a directory (the CO creates it)"));
@@ -468,6 +484,9 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
                                        request.volume_capability());
       !s.ok()) {
     return s;
+  }
+  if (options_.require_shared_propagation && change_host_) {
+    if (absl::Status s = CheckSharedPropagation(request.target_path()); !s.ok()) return s;
   }
   if (options_.inline_only) {
     if (!request.readonly()) {

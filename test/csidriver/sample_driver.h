@@ -171,6 +171,10 @@ struct DriverOptions {
   // refuses (INVALID_ARGUMENT) a volume that is not readonly or has no "source" in its
   // volume_context; the deployment's CSIDriver lists only Ephemeral.
   bool inline_only = false;
+  // Refuse (FAILED_PRECONDITION) to stage or publish where the path's directory is not on a
+  // shared mount, as drivers that mount in their own mount namespace and check the propagation
+  // of kubelet's directory do (kubelet makes its root directory shared at start).
+  bool require_shared_propagation = false;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
