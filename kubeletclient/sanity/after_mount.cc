@@ -139,8 +139,11 @@ void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool bloc
     absl::StatusOr<VolumeStats> stats =
         client.NodeGetVolumeStats(a.plan->handle, stats_path, false);
     if (!stats.ok()) {
+      const SentCall* sent = LastCall(calls, "NodeGetVolumeStats");
       Fail(stats_name, stats_ref, "NodeGetVolumeStats failed",
-           {absl::StrCat("request: volume_id ", a.plan->handle, ", volume_path ", stats_path),
+           {sent != nullptr ? "request: " + Describe(*sent)
+                            : absl::StrCat("request: NodeGetVolumeStats of volume ",
+                                           a.plan->handle, " at ", stats_path, " (not sent)"),
             absl::StrCat("answer: ", stats.status().message())});
     } else {
       std::vector<std::string> problems = InconsistentStats(*stats);

@@ -221,7 +221,12 @@ bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::strin
   details.push_back(absl::StrCat("kubelet needs it to succeed to start the pod; assumed: ",
                                  notes.empty() ? "nothing" : absl::StrJoin(notes, "; ")));
   Fail(prefix + "publish", ref, "the pod's volume could not be published", details);
-  SkipChecks(prefix, checks, "not published", /*from=*/1);
+  // Nothing else can be judged, but what the failed publish and kubelet's undoing of it left.
+  std::vector<std::string> rest(checks.begin() + 1, checks.end());
+  const bool clean = !rest.empty() && rest.back() == "clean";
+  if (clean) rest.pop_back();
+  SkipChecks(prefix, rest, "not published");
+  if (clean) JudgeClean(prefix + "clean", {run}, run->plan->block.has_value());
   return false;
 }
 
