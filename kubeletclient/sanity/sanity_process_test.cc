@@ -310,6 +310,7 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
       {"block-target-directory", "NodePublishVolume"},
       {"stats-used-over-capacity", "NodeGetVolumeStats"},
       {"read-only-refused", "NodePublishVolume"},
+      {"stats-internal", "NodeGetVolumeStats"},
   };
   const std::map<std::string, std::set<std::string>> expected = {
       {"stage-not-idempotent",
@@ -325,6 +326,7 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
       {"block-target-directory", {"block/target"}},
       {"stats-used-over-capacity", {"filesystem/stats"}},
       {"read-only-refused", {"filesystem/read-only", "block/read-only"}},
+      {"stats-internal", {"filesystem/stats", "block/stats"}},
   };
   for (const auto& [fault, failures] : expected) {
     SCOPED_TRACE(fault);

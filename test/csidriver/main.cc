@@ -40,7 +40,7 @@ DEFINE_bool(controller, false,
 DEFINE_string(faults, "",
               "Break the driver on purpose, comma-separated: stage-not-idempotent, "
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity, "
-              "block-stats-of-dev, read-only-refused (for "
+              "block-stats-of-dev, read-only-refused, stats-internal (for "
               "testing tools that judge drivers, such as kubeletclient sanity; never in use).");
 DEFINE_string(block_publish, "loop-bind",
               "How a raw block volume is put at its target_path: loop-bind (a loop device over "

@@ -992,6 +992,12 @@ grpc::Status NodeService::NodeGetVolumeStats(grpc::ServerContext*,
   if (request->volume_path().empty()) {
     return ToGrpc(absl::InvalidArgumentError("volume_path is required"));
   }
+  if (options_.faults.count("stats-internal") > 0) {
+    // As a driver whose statistics tool is called wrongly (csi-digitalocean v4.16.0's
+    // `blockdev getsize64`) answers.
+    return ToGrpc(absl::InternalError(absl::StrCat(
+        "failed to retrieve capacity statistics for volume path ", request->volume_path())));
+  }
   absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> stats =
       Stats(request->volume_id(), request->volume_path());
   if (!stats.ok()) return ToGrpc(stats.status());

@@ -107,9 +107,11 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //   read-only-refused          a readonly NodePublishVolume of a persistent volume is INTERNAL,
 //                              as a driver that cannot mount read-only a device staged
 //                              read-write answers
+//   stats-internal             every NodeGetVolumeStats is INTERNAL
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
                                           "block-target-directory", "stats-used-over-capacity",
-                                          "block-stats-of-dev", "read-only-refused"};
+                                          "block-stats-of-dev", "read-only-refused",
+                                          "stats-internal"};
 
 enum class BlockPublish {
   kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target
