@@ -39,6 +39,16 @@ std::string RenderPrometheus(const Metrics& m) {
   Counter(&out, "csi_node_driver_registrar_driver_reconnects_total",
           "Times the CSI driver's socket reappeared and its name was asked again.", "",
           m.driver_reconnects.load());
+  absl::StrAppend(
+      &out,
+      "# HELP csi_node_driver_registrar_path_problem 1 while a wrong path is suspected, by sign: "
+      "kubelet never asked the registration socket for its info (--plugin-registration-path), "
+      "or could not dial the driver (--kubelet-registration-path). The log says which values "
+      "to use.\n# TYPE csi_node_driver_registrar_path_problem gauge\n",
+      "csi_node_driver_registrar_path_problem{sign=\"unwatched_registry\"} ",
+      m.unwatched_registry.load(), "\n",
+      "csi_node_driver_registrar_path_problem{sign=\"driver_unreachable\"} ",
+      m.driver_unreachable.load(), "\n");
   Counter(&out, "csi_node_driver_registrar_health_checks_total", "Answers of /healthz by result.",
           "{result=\"ok\"}", m.health_ok.load());
   Counter(&out, "csi_node_driver_registrar_health_checks_total", "",

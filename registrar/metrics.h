@@ -25,6 +25,11 @@ struct Metrics {
   std::atomic<uint64_t> socket_recreations{0};
   // Times the driver's socket reappeared and its name was asked again.
   std::atomic<uint64_t> driver_reconnects{0};
+  // Signs of a wrong path (path_hints.h), 1 while shown: kubelet has not called GetInfo on the
+  // socket offered (--plugin-registration-path), or refused because it could not dial the driver
+  // (--kubelet-registration-path).
+  std::atomic<int> unwatched_registry{0};
+  std::atomic<int> driver_unreachable{0};
   // /healthz answers by outcome.
   std::atomic<uint64_t> health_ok{0};
   std::atomic<uint64_t> health_socket_missing{0};

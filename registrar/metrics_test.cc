@@ -21,6 +21,7 @@ TEST(MetricsTest, RendersPrometheusText) {
   metrics.refusals_socket_gone = 9;
   metrics.refusals_after_reoffer = 10;
   metrics.reoffers = 11;
+  metrics.unwatched_registry = 1;
   const std::string text = RenderPrometheus(metrics);
   EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_registrations_total counter\n"
                               "csi_node_driver_registrar_registrations_total 2\n"));
@@ -36,10 +37,15 @@ TEST(MetricsTest, RendersPrometheusText) {
   EXPECT_THAT(text, HasSubstr("{reason=\"socket_gone\"} 9\n"));
   EXPECT_THAT(text, HasSubstr("{reason=\"after_reoffer\"} 10\n"));
   EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_registration_reoffers_total 11\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_path_problem gauge\n"
+                              "csi_node_driver_registrar_path_problem"
+                              "{sign=\"unwatched_registry\"} 1\n"
+                              "csi_node_driver_registrar_path_problem"
+                              "{sign=\"driver_unreachable\"} 0\n"));
   // One HELP/TYPE header per metric family, even with several label sets.
   size_t headers = 0;
   for (size_t at = 0; (at = text.find("# TYPE ", at)) != std::string::npos; ++at) ++headers;
-  EXPECT_EQ(headers, 7u);
+  EXPECT_EQ(headers, 8u);
   EXPECT_EQ(text.back(), '\n');
 }
 

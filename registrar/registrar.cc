@@ -19,8 +19,9 @@
 #include "grpc/grpc.h"
 #include "logging/logging.h"
 #include "registrar/health.h"
-#include "registrar/reg_socket.h"
+#include "registrar/path_hints.h"
 #include "registrar/program_pages.h"
+#include "registrar/reg_socket.h"
 #include "registrar/registration_watchdog.h"
 
 namespace ndr::registrar {
@@ -287,6 +288,15 @@ absl::Status Registrar::HandleWatchdog() {
   // process is Reconcile's business.
   if (notified_ || server_ == nullptr || !wanted_.has_value()) return absl::OkStatus();
   if (Inspect(wanted_path_, server_->id()) != PathState::kOurs) return Reconcile();
+  if (!server_->asked_for_info()) {
+    // Not a slow kubelet: none has looked at this socket at all. Said once, until one does.
+    if (metrics_.unwatched_registry.exchange(1) == 0) {
+      NDR_LOG(WARNING) << UnwatchedRegistryHint(options_.plugin_registration_dir, watchdog_wait_)
+                       << Kv("path", wanted_path_);
+    }
+  } else {
+    metrics_.unwatched_registry = 0;
+  }
   ++unanswered_offers_;
   ++metrics_.reoffers;
   const absl::Duration next =
@@ -323,6 +333,8 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     }
     notified_ = true;
     unanswered_offers_ = 0;
+    metrics_.unwatched_registry = 0;
+    metrics_.driver_unreachable = 0;
     ArmWatchdog();  // disarms it: a confirmed registration is never disturbed
     if (!released_pages_ && options_.release_startup_pages) {
       // Start-up is over: from here on only what runs stays resident (program_pages.h).
@@ -339,6 +351,12 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
       }
     }
     return absl::OkStatus();
+  }
+  if (std::optional<UnreachableDriver> unreachable = KubeletCouldNotDial(verdict.error);
+      unreachable.has_value() && wanted_.has_value()) {
+    metrics_.driver_unreachable = 1;
+    NDR_LOG(WARNING) << UnreachableDriverHint(*unreachable, options_.kubelet_registration_path,
+                                              options_.csi_socket_path, wanted_->driver_name);
   }
   const bool path_still_ours =
       server_ != nullptr && Inspect(wanted_path_, server_->id()) == PathState::kOurs;

@@ -582,6 +582,59 @@ TEST_F(RegistrarTest, RefusalIsAnsweredThenExit1) {
   EXPECT_FALSE(IsSocket(reg_socket_));
 }
 
+// Kubelet could not dial the driver at the endpoint it was given: before the exit, one warning
+// names --kubelet-registration-path, its value, the cause and the usual host paths.
+TEST_F(RegistrarTest, ARefusalForAnUndiallableDriverSaysWhichFlagIsWrong) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  // Kubelet v1.26's words (csi_plugin.go RegisterPlugin's NodeGetInfo, gRPC-Go's dial error).
+  const std::string error = absl::StrCat(
+      "RegisterPlugin error -- plugin registration failed with err: rpc error: code = "
+      "Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix ",
+      kKubeletPath, ": connect: no such file or directory\"");
+  ASSERT_TRUE(Notify(reg_socket_, false, error).ok());
+  EXPECT_EQ(registrar->Wait(), 1);
+  const std::string log = RegistrarLog();
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("Kubelet could not reach the driver at "
+                                          "--kubelet-registration-path=",
+                                          kKubeletPath, ": connect: no such file or directory. ")));
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("/var/lib/kubelet/plugins/", kDriverName, "/csi.sock")));
+  EXPECT_THAT(log, HasSubstr(error));  // and the refusal itself, as before
+}
+
+// No kubelet ever looks at the socket: at the watchdog's first expiry, one warning names
+// --plugin-registration-path and kubelet's usual registry directories, and /metrics shows the
+// sign until a kubelet confirms the registration.
+TEST_F(RegistrarTest, AnUnwatchedRegistryIsSaidOnceAndShownInMetrics) {
+  auto driver = StartDriver();
+  auto registrar =
+      StartRegistrar({"--registration-retry-after=100ms", "--http-endpoint=127.0.0.1:0"});
+  ASSERT_TRUE(PollUntil([&] { return Reoffers(RegistrarLog()) >= 3; })) << RegistrarLog();
+  std::string log = RegistrarLog();
+  const std::string hint = absl::StrCat(
+      "Kubelet has not asked the registration socket for its info (no GetInfo) within 100ms: "
+      "kubelet is most likely not watching the directory it is in. --plugin-registration-path=",
+      reg_dir_, " must be");
+  EXPECT_THAT(log, HasSubstr(hint));
+  EXPECT_EQ(log.find(hint), log.rfind(hint)) << "said more than once:\n" << log;
+  const int port = ServedHttpPort(log);
+  ASSERT_NE(port, 0) << log;
+  std::string body;
+  ASSERT_EQ(HttpGet(port, "/metrics", &body), 200);
+  EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_path_problem"
+                              "{sign=\"unwatched_registry\"} 1\n"));
+  EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_path_problem"
+                              "{sign=\"driver_unreachable\"} 0\n"));
+  // A kubelet starts watching: the next offer is confirmed, and the sign goes.
+  PolicyKubelet kubelet(reg_socket_, [](int) { return true; });
+  ASSERT_TRUE(PollUntil([&] { return kubelet.confirmed() >= 1; })) << RegistrarLog();
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           body.find("path_problem{sign=\"unwatched_registry\"} 0\n") != std::string::npos;
+  })) << body;
+}
+
 // 7. SIGTERM and SIGINT both remove the socket and exit 0.
 TEST_F(RegistrarTest, SigtermAndSigintExit0AndRemoveTheSocket) {
   auto driver = StartDriver();
@@ -632,6 +685,8 @@ TEST_F(RegistrarTest, WatchdogOffersAgainWhileKubeletNeverConfirms) {
   EXPECT_THAT(log, HasSubstr("within 800ms; offering"));
   EXPECT_THAT(log, HasSubstr("offer=2 nextWait=\"400ms\""));
   EXPECT_THAT(log, HasSubstr("offer=4 nextWait=\"1.6s\""));
+  // This kubelet asks for the info: the registry is watched, no hint about the directory.
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("has not asked the registration socket")));
   const int port = ServedHttpPort(log);
   ASSERT_NE(port, 0) << log;
   std::string body;

@@ -37,6 +37,8 @@ class RegistrationServer {
   const std::string& path() const { return path_; }
   const FileId& id() const { return id_; }
   const RegistrationInfo& info() const { return info_; }
+  // Whether kubelet has called GetInfo on this socket (the health check's does not count).
+  bool asked_for_info() const { return registration_.asked_for_info(); }
 
  private:
   RegistrationServer(std::string path, RegistrationInfo info, NotifyCallback notify);

@@ -56,6 +56,9 @@ class RegistrationService final : public pluginregistration::Registration::Servi
       grpc::ServerContext* context, const pluginregistration::RegistrationStatus* request,
       pluginregistration::RegistrationStatusResponse* response) override;
 
+  // Whether kubelet (not the health check) has called GetInfo on this server.
+  bool asked_for_info() const { return asked_for_info_.load(); }
+
  private:
   const RegistrationInfo info_;
   const NotifyCallback notify_;
