@@ -87,6 +87,9 @@ DEFINE_bool(inline_read_only, false,
             "sanity: the inline volume's readOnly (spec.volumes[].csi.readOnly), for drivers "
             "that serve read-only inline volumes only.");
 DEFINE_string(inline_fs_type, "", "sanity: the inline volume's fsType (none by default).");
+DEFINE_string(inline_publish_secret, "",
+              "sanity: the inline volume's nodePublishSecretRef: the name of a Secret among "
+              "--objects, in namespace kubeletclient-sanity (the made-up pod's).");
 DEFINE_string(inline_volume_attributes, "",
               "sanity: the inline volume's volumeAttributes, as KEY=VALUE,... (a value cannot "
               "hold a comma).");
@@ -164,12 +167,14 @@ const std::vector<Command>& Commands() {
        "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
        "--root-dir=DIR [--volume-handle=H[,H...]] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--inline-read-only] [--inline-fs-type=TYPE] "
-       "[--inline-volume-attributes=K=V,...] [--junit=FILE] [--only=REGEX] [--skip=REGEX] [--list] "
+       "[--inline-volume-attributes=K=V,...] [--inline-publish-secret=NAME] [--junit=FILE] "
+       "[--only=REGEX] [--skip=REGEX] [--list] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
        with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
                        "objects", "node_name", "volume_mode", "inline_read_only",
-                       "inline_fs_type", "inline_volume_attributes", "junit", "only", "skip",
+                       "inline_fs_type", "inline_volume_attributes", "inline_publish_secret",
+                       "junit", "only", "skip",
                        "list",
                        "feature_gates", "host_selinux", "block_host_ops",
                        "service_account_key_file", "service_account_issuer"})},
@@ -243,6 +248,7 @@ int Sanity(const ndr::kubelet::PublishCommand& publish) {
   }
   options.inline_volume.read_only = FLAGS_inline_read_only;
   options.inline_volume.fs_type = FLAGS_inline_fs_type;
+  options.inline_volume.publish_secret = FLAGS_inline_publish_secret;
   for (absl::string_view item :
        absl::StrSplit(FLAGS_inline_volume_attributes, ',', absl::SkipWhitespace())) {
     const std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));

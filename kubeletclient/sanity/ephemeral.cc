@@ -51,6 +51,9 @@ void Judge::RunEphemeral(const std::string& kind) {
     volume.csi->read_only = options_.inline_volume.read_only;
     volume.csi->fs_type = options_.inline_volume.fs_type;
     volume.csi->volume_attributes = options_.inline_volume.attributes;
+    if (!options_.inline_volume.publish_secret.empty()) {
+      volume.csi->node_publish_secret_name = options_.inline_volume.publish_secret;
+    }
     ref =
         "csi_mounter.go SetUpAt for an inline volume: NodePublishVolume with a handle kubelet "
         "makes (csi-<sha256>), csi.storage.k8s.io/ephemeral \"true\", no NodeStageVolume";

@@ -47,6 +47,7 @@ struct SanityOptions {
     bool read_only = false;
     std::string fs_type;
     std::map<std::string, std::string> attributes;
+    std::string publish_secret;  // nodePublishSecretRef.name: a Secret of --objects in kNamespace
   } inline_volume;
   // "filesystem", "block"; empty: both, and a mode the driver refuses is skipped.
   std::vector<std::string> volume_modes;

@@ -407,11 +407,17 @@ TEST_F(SanityTest, AnInlineOnlyDriverIsJudgedByTheInlineVolumeTheUserDescribes) 
 kind: CSIDriver
 metadata: {name: sample.csi.example.com}
 spec: {attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: [Ephemeral]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: vault-creds, namespace: kubeletclient-sanity}
+stringData: {token: s3cret}
 )"));
   const std::string objects = "--objects=" + dir_.Join("csidriver.yaml");
   std::string out;
   ASSERT_EQ(Run({"--volume-handle=", objects, "--inline-read-only",
-                 "--inline-volume-attributes=source=hello,flavour=plain"},
+                 "--inline-volume-attributes=source=hello,flavour=plain",
+                 "--inline-publish-secret=vault-creds"},
                 &out),
             0)
       << out;
@@ -428,7 +434,8 @@ spec: {attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: [Ephem
   EXPECT_THAT(out, HasSubstr("SKIP  filesystem/publish: the CSIDriver lists only Ephemeral in "
                              "volumeLifecycleModes"));
   // What the user described is what the driver was sent.
-  EXPECT_THAT(driver_->Log(), HasSubstr("readonly=1 volume_context_keys=7"));
+  EXPECT_THAT(driver_->Log(), HasSubstr("readonly=1 volume_context_keys=7 secrets=[token]"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("s3cret")));
 
   // Without readOnly, the driver's refusal is the verdict's reason, word for word.
   EXPECT_EQ(Run({"--volume-handle=", objects, "--inline-volume-attributes=source=hello"}, &out), 0)
