@@ -3,6 +3,7 @@
 #include "kubeletclient/sanity/judge.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace ndr::kubelet::sanity {
 
@@ -115,27 +116,30 @@ void Judge::Deprovision(const std::string& prefix, const Provisioned& volume) {
   }
 }
 
-bool Judge::ReadControllerCapabilities() {
+bool Judge::ReadControllerCapabilities(const std::vector<std::string>& without_handle) {
   const std::string ref =
       "not kubelet's: GetPluginCapabilities and ControllerGetCapabilities, as csi-sanity asks "
       "before it creates volumes";
+  const std::string no_handle =
+      options_.volume_handles.empty() && options_.scenario_handles.empty()
+          ? "no --volume-handle was given"
+          : absl::StrCat("no --volume-handle was given for ", absl::StrJoin(without_handle, ", "));
   SanityController controller(driver_.endpoint, node_.timeout);
   absl::StatusOr<ControllerCapabilities> capabilities = controller.Capabilities();
   if (!capabilities.ok()) {
     Fail("controller/capabilities", ref, "the driver's capabilities could not be read",
          {std::string(capabilities.status().message())});
-    report_.error =
-        "no --volume-handle was given, and the driver's controller capabilities "
-        "could not be read";
+    report_.error = no_handle + ", and the driver's controller capabilities could not be read";
     return false;
   }
   controller_ = *capabilities;
   if (!controller_.create_delete) {
     report_.error = absl::StrCat(
-        "no --volume-handle was given, and driver ", driver_.name, " cannot create volumes (",
+        no_handle, ", and driver ", driver_.name, " cannot create volumes (",
         controller_.service ? "its Controller service lacks CREATE_DELETE_VOLUME"
                             : "it has no Controller service",
-        "): give --volume-handle=H, a volume the driver knows");
+        "): give --volume-handle=H, a volume the driver knows (or SCENARIO=H for each of ",
+        absl::StrJoin(without_handle, ", "), ")");
     return false;
   }
   Pass("controller/capabilities", ref,

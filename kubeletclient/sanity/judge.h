@@ -129,6 +129,9 @@ class Judge {
   bool PersistentVolumesServed() const;
   // Skips the persistent-volume checks of `mode` (of each handle given for it).
   void SkipPersistent(const std::string& mode, const std::string& why);
+  // The persistent volumes in `modes` and the ephemeral ones: false when nothing could be judged
+  // (report_.error says why).
+  bool RunVolumes(const std::vector<std::string>& modes, bool ephemeral);
 
   // registration.cc
   bool Register();
@@ -206,7 +209,8 @@ class Judge {
   };
   // The controller's capabilities, when no handle is given: false when it cannot create volumes
   // (then report_.error says so).
-  bool ReadControllerCapabilities();
+  // `without_handle`: the scenarios that need it, for the error.
+  bool ReadControllerCapabilities(const std::vector<std::string>& without_handle);
   // Creates the volume when no handle was given (`<prefix>create-volume`); false when it could
   // not be, and then the scenario's `checks` are skipped.
   bool Provision(const std::string& prefix, const std::string& mode, const std::string& handle,

@@ -32,6 +32,47 @@ void Judge::SkipPersistent(const std::string& mode, const std::string& why) {
   }
 }
 
+bool Judge::RunVolumes(const std::vector<std::string>& modes, bool ephemeral) {
+  if (!PersistentVolumesServed()) {
+    // csi_mounter.go SetUpAt refuses them (supportsVolumeLifecycleMode), and no handle or
+    // Controller service is needed to judge the inline volumes.
+    const std::string why =
+        "the CSIDriver lists only Ephemeral in volumeLifecycleModes: the driver serves no "
+        "persistent volumes (kubelet's csi_mounter.go SetUpAt refuses them)";
+    for (const std::string& mode : modes) SkipPersistent(mode, why);
+    if (ephemeral) {
+      RunEphemeral("inline");
+      SkipChecks("generic-ephemeral/", CheckNames(CheckGroup::kEphemeral), why);
+    }
+    return true;
+  }
+  std::vector<std::string> without_handle;  // scenarios whose volume the controller creates
+  for (const std::string& mode : modes) {
+    if (HandlesFor(mode).empty()) without_handle.push_back(mode);
+  }
+  if (ephemeral && HandlesFor("generic-ephemeral").empty()) {
+    without_handle.push_back("generic-ephemeral");
+  }
+  if (!without_handle.empty() && !ReadControllerCapabilities(without_handle)) return false;
+  // Handle by handle, each in every mode it is given for, as csi-sanity goes volume by volume;
+  // a mode without handles: a volume its controller creates.
+  for (size_t i = 0;; ++i) {
+    bool more = false;
+    for (const std::string& mode : modes) {
+      const std::vector<std::string>& handles = HandlesFor(mode);
+      if (i < std::max<size_t>(handles.size(), 1)) {
+        RunScenario(mode, handles.empty() ? "" : handles[i], static_cast<int>(i) + 1);
+      }
+      more = more || i + 1 < handles.size();
+    }
+    if (!more) break;
+  }
+  if (ephemeral) {
+    for (const char* kind : {"inline", "generic-ephemeral"}) RunEphemeral(kind);
+  }
+  return true;
+}
+
 SanityReport Judge::Run() {
   for (const std::string& path : options_.object_paths) {
     if (absl::Status s = ReadObjects(path, &given_); !s.ok()) {
@@ -86,38 +127,7 @@ SanityReport Judge::Run() {
     // Kubelet publishes a driver's inline volumes where the node allows them: here, this one's.
     node_.allowed_inline_drivers.insert(driver_.name);
     ReadCapabilities();
-    if (!PersistentVolumesServed()) {
-      // csi_mounter.go SetUpAt refuses them (supportsVolumeLifecycleMode), and no handle or
-      // Controller service is needed to judge the inline volumes.
-      const std::string why =
-          "the CSIDriver lists only Ephemeral in volumeLifecycleModes: the driver serves no "
-          "persistent volumes (kubelet's csi_mounter.go SetUpAt refuses them)";
-      for (const std::string& mode : modes) SkipPersistent(mode, why);
-      if (ephemeral) {
-        RunEphemeral("inline");
-        SkipChecks("generic-ephemeral/", CheckNames(CheckGroup::kEphemeral), why);
-      }
-    } else {
-      bool create = ephemeral && HandlesFor("generic-ephemeral").empty();
-      for (const std::string& mode : modes) create = create || HandlesFor(mode).empty();
-      if (create && !ReadControllerCapabilities()) return report_;
-      // Handle by handle, each in every mode it is given for, as csi-sanity goes volume by
-      // volume; a mode without handles: a volume its controller creates.
-      for (size_t i = 0;; ++i) {
-        bool more = false;
-        for (const std::string& mode : modes) {
-          const std::vector<std::string>& handles = HandlesFor(mode);
-          if (i < std::max<size_t>(handles.size(), 1)) {
-            RunScenario(mode, handles.empty() ? "" : handles[i], static_cast<int>(i) + 1);
-          }
-          more = more || i + 1 < handles.size();
-        }
-        if (!more) break;
-      }
-      if (ephemeral) {
-        for (const char* kind : {"inline", "generic-ephemeral"}) RunEphemeral(kind);
-      }
-    }
+    if (!RunVolumes(modes, ephemeral)) return report_;
   }
   node_.tokens = nullptr;
   out_ << report_.passed << " passed, " << report_.failed << " failed, " << report_.skipped

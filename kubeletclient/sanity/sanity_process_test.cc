@@ -447,7 +447,12 @@ stringData: {token: s3cret}
   for (const auto& [flag, error] : std::vector<std::pair<std::string, std::string>>{
            {"--inline-volume-attributes=source", "\"source\" is not KEY=VALUE"},
            {"--inline-volume-attributes=a=1,a=2", "a is given twice"},
-           {"--volume-handle=block=", "block= names no handle"}}) {
+           {"--volume-handle=block=", "block= names no handle"},
+           {"--volume-handle=filesystem=vol-1",
+            "no --volume-handle was given for block, generic-ephemeral, and driver "
+            "sample.csi.example.com cannot create volumes (it has no Controller service): give "
+            "--volume-handle=H, a volume the driver knows (or SCENARIO=H for each of block, "
+            "generic-ephemeral)"}}) {
     EXPECT_EQ(Run({flag}, &out), 1) << out;
     EXPECT_THAT(out, HasSubstr(error));
   }
