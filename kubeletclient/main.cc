@@ -174,10 +174,8 @@ const std::vector<Command>& Commands() {
        with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
                        "objects", "node_name", "volume_mode", "inline_read_only",
                        "inline_fs_type", "inline_volume_attributes", "inline_publish_secret",
-                       "junit", "only", "skip",
-                       "list",
-                       "feature_gates", "host_selinux", "block_host_ops",
-                       "service_account_key_file", "service_account_issuer"})},
+                       "junit", "only", "skip", "list", "feature_gates", "host_selinux",
+                       "block_host_ops", "service_account_key_file", "service_account_issuer"})},
   };
   return *commands;
 }
