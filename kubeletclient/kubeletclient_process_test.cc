@@ -400,8 +400,15 @@ TEST_F(KubeletClientTest, RefusalsCarryKubeletsTexts) {
        "node info: driverNodeID must not be empty"},
       {"brokennode",
        [this](FakePlugin::Config* c) { c->endpoint = csi_dir_ + "/broken.sock"; },
-       "RegisterPlugin error -- plugin registration failed with err: NodeGetInfo on " + csi_dir_ +
-           "/broken.sock: rpc error: code = Internal desc = disk on fire"},
+       "RegisterPlugin error -- plugin registration failed with err: rpc error: code = Internal "
+       "desc = disk on fire"},
+      // The endpoint is not the driver's socket (a wrong --kubelet-registration-path): gRPC-Go's
+      // dial error, as kubelet v1.26 (grpc-go v1.49) words it.
+      {"nodriver",
+       [this](FakePlugin::Config* c) { c->endpoint = csi_dir_ + "/absent.sock"; },
+       "RegisterPlugin error -- plugin registration failed with err: rpc error: code = "
+       "Unavailable desc = connection error: desc = \"transport: Error while dialing dial unix " +
+           csi_dir_ + "/absent.sock: connect: no such file or directory\""},
   };
   std::vector<std::unique_ptr<FakePlugin>> plugins;
   for (const Case& c : cases) {

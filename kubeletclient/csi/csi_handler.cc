@@ -47,8 +47,14 @@ absl::StatusOr<csi::v1::NodeGetInfoResponse> NodeGetInfo(const std::string& endp
   CallSet::Scope scope(calls, &context);
   csi::v1::NodeGetInfoResponse response;
   grpc::Status status = stub->NodeGetInfo(&context, csi::v1::NodeGetInfoRequest(), &response);
-  if (!status.ok()) return FromGrpc(status, absl::StrCat("NodeGetInfo on ", endpoint));
-  return response;
+  if (status.ok()) return response;
+  // csi_plugin.go RegisterPlugin (v1.26.15) returns NodeGetInfo's error as it is: gRPC-Go's text,
+  // which for a socket that cannot be dialled is the dial error.
+  std::optional<std::string> dial;
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) dial = GoDialError(*path);
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      dial.has_value() ? absl::StrCat("rpc error: code = Unavailable desc = ", *dial)
+                                       : GoRpcError(status));
 }
 
 absl::StatusOr<Version> CsiHandler::Validate(const std::string& caller, const std::string& name,

@@ -1,5 +1,12 @@
 #include "kubeletclient/util/grpc_status.h"
 
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cctype>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -26,6 +33,23 @@ absl::Status FromGrpc(const grpc::Status& status, const std::string& context) {
   if (status.ok()) return absl::OkStatus();
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                       absl::StrCat(context, ": ", GoRpcError(status)));
+}
+
+std::optional<std::string> GoDialError(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) return std::nullopt;  // refused before dialling
+  path.copy(address.sun_path, path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::nullopt;
+  const int result = connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  const int err = errno;
+  close(fd);
+  if (result == 0) return std::nullopt;
+  std::string text = strerror(err);
+  if (!text.empty()) text[0] = static_cast<char>(tolower(static_cast<unsigned char>(text[0])));
+  return absl::StrCat("connection error: desc = \"transport: Error while dialing dial unix ", path,
+                      ": connect: ", text, "\"");
 }
 
 std::chrono::system_clock::time_point DeadlineIn(absl::Duration timeout) {
