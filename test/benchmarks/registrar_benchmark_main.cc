@@ -59,6 +59,9 @@ DEFINE_string(compare_args, "",
               "Extra flags, comma-separated, for the --compare_with registrar, e.g. "
               "--compare_with=OUR_BINARY --compare_args=--release-startup-pages=false to see what "
               "releasing the start-up pages does.");
+DEFINE_bool(without_userfaultfd, true,
+            "Also measure our steady-state memory with userfaultfd(2) refused by a seccomp filter, "
+            "as the container runtimes' default profile (RuntimeDefault) refuses it.");
 DEFINE_string(registrar, "",
               "Registrar binary to measure instead of the one built with this benchmark, e.g. an "
               "older build to compare start-up against.");
@@ -271,9 +274,11 @@ struct SteadyState {
 // Memory of `registrar` right after a kubelet's registration (and one /healthz), then after
 // FLAGS_steady_seconds of kubelet-like traffic: /healthz every second (which asks GetInfo on the
 // registration socket), and GetInfo with NotifyRegistrationStatus every 10 s.
+// `wrapper`, if given, runs the registrar (as without_userfaultfd does).
 std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, const std::string& csi,
                                               const std::string& log,
-                                              const std::vector<std::string>& extra) {
+                                              const std::vector<std::string>& extra,
+                                              const std::string& wrapper = "") {
   TempDir reg("bst");
   const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
   const int port = FreePort();
@@ -282,6 +287,7 @@ std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, cons
       "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
       "--plugin-registration-path=" + reg.path(), absl::StrCat("--http-endpoint=127.0.0.1:", port)};
   argv.insert(argv.end(), extra.begin(), extra.end());
+  if (!wrapper.empty()) argv.insert(argv.begin(), wrapper);
   Subprocess r(argv, log);
   if (!::ndr::testing::PollUntil([&] { return GetInfo(socket); })) return std::nullopt;
   SteadyState state;
@@ -354,6 +360,24 @@ int Run() {
   if (!steady.has_value()) {
     std::cerr << "steady-state measurement failed" << std::endl;
     return 1;
+  }
+  // Where the container runtime's default seccomp profile refuses userfaultfd: the start-up
+  // pages cannot be released (program_pages.h), and the log says so.
+  std::optional<SteadyState> filtered_steady;
+  bool refusal_seen = false;
+  if (FLAGS_without_userfaultfd) {
+    filtered_steady = MeasureSteadyState(registrar, csi, dir.Join("filtered.log"), {},
+                                         Runfile("test/benchmarks/without_userfaultfd"));
+    std::string log;
+    ::ndr::testing::ReadFile(dir.Join("filtered.log"), &log);
+    refusal_seen = log.find("Keeping the program's start-up pages resident") != std::string::npos;
+    if (!filtered_steady.has_value() || !refusal_seen) {
+      std::cerr << "steady-state measurement without userfaultfd failed"
+                << (refusal_seen ? "" : " (the registrar did not report userfaultfd refused)")
+                << ":\n"
+                << log << std::endl;
+      return 1;
+    }
   }
   std::optional<SteadyState> other_steady;
   if (!FLAGS_compare_with.empty()) {
@@ -532,6 +556,27 @@ int Run() {
                     : "-");
     }
     std::cout << line << "\n";
+  }
+  if (filtered_steady.has_value()) {
+    // Ours again, userfaultfd refused as under RuntimeDefault, beside the other's if measured.
+    std::cout << absl::StrFormat("| %-32s | %-14s | %-14s |%s\n",
+                                 "resident, userfaultfd refused", "",
+                                 Mb(filtered_steady->steady.rss_kb),
+                                 compare ? absl::StrFormat(
+                                               " %-14s | %-14s | %-12s |", "",
+                                               Mb(other_steady->steady.rss_kb),
+                                               absl::StrFormat(
+                                                   "%.2f", static_cast<double>(
+                                                               filtered_steady->steady.rss_kb) /
+                                                               other_steady->steady.rss_kb))
+                                         : "");
+    for (const auto& [name, field] : fields) {
+      if (field == &registrar::MemoryBreakdown::rss_kb) continue;
+      std::cout << absl::StrFormat("| %-32s | %-14s | %-14s |%s\n", absl::StrCat("  ", name), "",
+                                   Mb(filtered_steady->steady.*field),
+                                   compare ? absl::StrFormat(" %-14s | %-14s | %-12s |", "", "", "")
+                                           : "");
+    }
   }
   std::string threads_line = absl::StrFormat("| %-32s | %-14d | %-14d |", "threads",
                                              steady->registered.threads, steady->steady.threads);
