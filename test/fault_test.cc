@@ -208,6 +208,26 @@ TEST_F(FaultTest, DriverAppearingThirtySecondsLateIsRegisteredWithoutARestart) {
   EXPECT_TRUE(PollUntil([&] { return Drivers().contains("late.example.com"); }));
 }
 
+// The commonest misconfiguration, end to end: --kubelet-registration-path that is not where the
+// driver's socket is. kubeletclient refuses in kubelet v1.26's words (gRPC-Go's dial error), and
+// the registrar, before it exits as Go's does, names the flag, its value and the usual host path.
+TEST_F(FaultTest, AnUndiallableRegistrationPathIsNamedBeforeTheRegistrarExits) {
+  auto client = StartClient();
+  auto driver = StartDriver("wrongpath.example.com");
+  const std::string wrong = dir_.Join("not-the-driver.sock");
+  auto registrar = StartRegistrar(csi_, {"--kubelet-registration-path=" + wrong});
+  ASSERT_TRUE(PollUntil([&] { return !registrar->Running(); })) << Log("registrar.log");
+  EXPECT_EQ(registrar->Wait(), 1);
+  const std::string log = Log("registrar.log");
+  EXPECT_THAT(log, ::testing::HasSubstr(absl::StrCat(
+                       "Kubelet could not reach the driver at --kubelet-registration-path=", wrong,
+                       ": connect: no such file or directory. ")))
+      << log;
+  EXPECT_THAT(log, ::testing::HasSubstr(
+                       "/var/lib/kubelet/plugins/wrongpath.example.com/csi.sock"));
+  EXPECT_TRUE(Drivers().empty());
+}
+
 TEST_F(FaultTest, KubeletSideFollowsDriverRestartsAndSocketTrouble) {
   auto client = StartClient();
   auto driver = StartDriver("first.example.com");
