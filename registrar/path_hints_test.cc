@@ -20,21 +20,29 @@ TEST(PathHintsTest, AnUnwatchedRegistryNamesTheFlagAndTheUsualDirectories) {
 // Kubelet v1.26's refusal when NodeGetInfo cannot dial the endpoint (csi_plugin.go
 // RegisterPlugin returns gRPC-Go's error as is; operation_generator.go prefixes it).
 TEST(PathHintsTest, KubeletsDialFailureIsRecognised) {
-  const std::optional<UnreachableDriver> unreachable = KubeletCouldNotDial(
-      "RegisterPlugin error -- plugin registration failed with err: rpc error: code = "
-      "Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix "
-      "/csi/csi.sock: connect: no such file or directory\"");
-  ASSERT_TRUE(unreachable.has_value());
-  EXPECT_EQ(unreachable->path, "/csi/csi.sock");
-  EXPECT_EQ(unreachable->cause, "connect: no such file or directory");
-  // Older gRPC-Go words it without the colon after "dialing", and escapes the quotes.
-  const std::optional<UnreachableDriver> old = KubeletCouldNotDial(
-      "rpc error: code = Unavailable desc = all SubConns are in TransientFailure, latest "
-      "connection error: connection error: desc = \\\"transport: Error while dialing dial unix "
-      "/var/lib/kubelet/plugins/x/csi.sock: connect: connection refused\\\"");
-  ASSERT_TRUE(old.has_value());
-  EXPECT_EQ(old->path, "/var/lib/kubelet/plugins/x/csi.sock");
-  EXPECT_EQ(old->cause, "connect: connection refused");
+  const struct {
+    const char* refusal;
+    const char* path;
+    const char* cause;
+  } cases[] = {
+      // Newer gRPC-Go (today's kubelets) puts a colon after "dialing".
+      {"RegisterPlugin error -- plugin registration failed with err: rpc error: code = "
+       "Unavailable desc = connection error: desc = \"transport: Error while dialing: dial unix "
+       "/csi/csi.sock: connect: no such file or directory\"",
+       "/csi/csi.sock", "connect: no such file or directory"},
+      // gRPC-Go v1.49 (kubelet v1.26) words it without the colon after "dialing"; quoted again
+      // inside another message, the quotes come escaped.
+      {"rpc error: code = Unavailable desc = all SubConns are in TransientFailure, latest "
+       "connection error: connection error: desc = \\\"transport: Error while dialing dial unix "
+       "/var/lib/kubelet/plugins/x/csi.sock: connect: connection refused\\\"",
+       "/var/lib/kubelet/plugins/x/csi.sock", "connect: connection refused"},
+  };
+  for (const auto& c : cases) {
+    const std::optional<UnreachableDriver> unreachable = KubeletCouldNotDial(c.refusal);
+    ASSERT_TRUE(unreachable.has_value()) << c.refusal;
+    EXPECT_EQ(unreachable->path, c.path);
+    EXPECT_EQ(unreachable->cause, c.cause);
+  }
   // Other refusals are not about paths.
   EXPECT_FALSE(KubeletCouldNotDial("RegisterPlugin error -- plugin validation failed with err: "
                                    "highest supported version reported by driver is 0.3.0")

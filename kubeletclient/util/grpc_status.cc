@@ -1,13 +1,11 @@
 #include "kubeletclient/util/grpc_status.h"
 
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <cctype>
-
 #include "absl/strings/str_cat.h"
+#include "api/go_errno.h"
 #include "absl/time/clock.h"
 
 namespace ndr::kubelet {
@@ -46,10 +44,8 @@ std::optional<std::string> GoDialError(const std::string& path) {
   const int err = errno;
   close(fd);
   if (result == 0) return std::nullopt;
-  std::string text = strerror(err);
-  if (!text.empty()) text[0] = static_cast<char>(tolower(static_cast<unsigned char>(text[0])));
   return absl::StrCat("connection error: desc = \"transport: Error while dialing dial unix ", path,
-                      ": connect: ", text, "\"");
+                      ": connect: ", GoErrnoText(err), "\"");
 }
 
 std::chrono::system_clock::time_point DeadlineIn(absl::Duration timeout) {

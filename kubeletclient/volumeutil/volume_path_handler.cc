@@ -1,6 +1,5 @@
 #include "kubeletclient/volumeutil/volume_path_handler.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "api/go_errno.h"
 #include "hostutil/loop_device.h"
 #include "hostutil/mount.h"
 #include "kubeletclient/util/files.h"
@@ -25,9 +25,7 @@ absl::Status ErrnoError(absl::string_view message, int err) {
 // A Go *PathError as it prints: "OP PATH: " and the errno's text, which Go spells in lower case
 // ("device or resource busy", "no such file or directory").
 std::string GoPathError(absl::string_view op, const std::string& path, int err) {
-  std::string text = strerror(err);
-  if (!text.empty()) text[0] = static_cast<char>(tolower(static_cast<unsigned char>(text[0])));
-  return absl::StrCat(op, " ", path, ": ", text);
+  return absl::StrCat(op, " ", path, ": ", GoErrnoText(err));
 }
 
 // os.Remove's error.
