@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -263,6 +264,19 @@ int Sanity(const ndr::kubelet::PublishCommand& publish) {
       return Fail(absl::StrCat("--volume-mode: \"", mode, "\" is not filesystem or block"));
     }
     options.volume_modes.emplace_back(mode);
+  }
+  // A handle for a scenario that does not run would be dropped without a word.
+  auto runs = [&](const std::string& mode) {
+    return options.volume_modes.empty() ||
+           std::find(options.volume_modes.begin(), options.volume_modes.end(), mode) !=
+               options.volume_modes.end();
+  };
+  for (const auto& [scenario, handles] : options.scenario_handles) {
+    if (!runs(scenario == "generic-ephemeral" ? "filesystem" : scenario)) {
+      return Fail(absl::StrCat("--volume-handle: ", scenario, "=", handles.front(),
+                               " is for a scenario that --volume-mode=", FLAGS_volume_mode,
+                               " leaves out (generic ephemeral volumes are filesystem volumes)"));
+    }
   }
   for (const std::string* pattern : {&FLAGS_only, &FLAGS_skip}) {
     try {

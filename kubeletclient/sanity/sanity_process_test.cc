@@ -456,6 +456,11 @@ stringData: {token: s3cret}
     EXPECT_EQ(Run({flag}, &out), 1) << out;
     EXPECT_THAT(out, HasSubstr(error));
   }
+  // A handle for a scenario the modes leave out is refused, not dropped.
+  EXPECT_EQ(Run({"--volume-handle=generic-ephemeral=vol-g", "--volume-mode=block"}, &out), 1)
+      << out;
+  EXPECT_THAT(out, HasSubstr("--volume-handle: generic-ephemeral=vol-g is for a scenario that "
+                             "--volume-mode=block leaves out"));
 }
 
 // Kubelet reads a VolumeAttachment by its name and judges its status alone (v1.26.15
