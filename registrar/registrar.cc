@@ -58,7 +58,12 @@ void BlockTerminationSignals() {
 }
 
 Registrar::GrpcLifetime::GrpcLifetime() { grpc_init(); }
-Registrar::GrpcLifetime::~GrpcLifetime() { grpc_shutdown(); }
+Registrar::GrpcLifetime::~GrpcLifetime() { Release(); }
+void Registrar::GrpcLifetime::Release() {
+  if (!held) return;
+  held = false;
+  grpc_shutdown();
+}
 
 Registrar::Registrar(Options options) : options_(std::move(options)) {}
 
@@ -333,6 +338,7 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     }
     notified_ = true;
     unanswered_offers_ = 0;
+    grpc_.Release();  // start-up is over: gRPC runs while there are connections, no longer
     metrics_.unwatched_registry = 0;
     metrics_.driver_unreachable = 0;
     ArmWatchdog();  // disarms it: a confirmed registration is never disturbed

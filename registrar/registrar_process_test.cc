@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/csi/csi.grpc.pb.h"
@@ -565,6 +566,34 @@ TEST_F(RegistrarTest, ReleasesItsStartupPagesOnceConfirmed) {
   EXPECT_EQ(info.name(), kDriverName);
   EXPECT_TRUE(registrar->Signal(SIGTERM));
   EXPECT_EQ(registrar->Wait(), 0);
+}
+
+// gRPC's threads (whose two timer threads wake every second) run only while the registration
+// socket has a connection: once kubelet has registered the driver and hung up, the registrar
+// sleeps with none of them, and the next call is served all the same.
+TEST_F(RegistrarTest, GrpcThreadsEndOnceKubeletHasHungUp) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
+  auto grpc_threads = [&] {
+    int count = 0;
+    for (const std::string& task : DirEntries(absl::StrCat("/proc/", registrar->pid(), "/task"))) {
+      std::string name;
+      if (ReadFile(absl::StrCat("/proc/", registrar->pid(), "/task/", task, "/comm"), &name) &&
+          (absl::StartsWith(name, "timer_manager") || absl::StartsWith(name, "grpc_global_tim") ||
+           absl::StartsWith(name, "grpcpp_sync_ser"))) {
+        ++count;
+      }
+    }
+    return count;
+  };
+  ASSERT_TRUE(PollUntil([&] { return grpc_threads() == 0; })) << RegistrarLog();
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(GetInfo(reg_socket_, &info).ok());
+  EXPECT_EQ(info.name(), kDriverName);
+  EXPECT_TRUE(PollUntil([&] { return grpc_threads() == 0; })) << RegistrarLog();
+  EXPECT_TRUE(registrar->Running());
 }
 
 // 6. A refusal is answered, logged, and then the socket is removed and the registrar exits 1.

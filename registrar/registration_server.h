@@ -1,54 +1,89 @@
-// One gRPC server on one registration socket, serving RegistrationService and
-// CSIRegistrationService.
+// One registration socket, serving RegistrationService and CSIRegistrationService with gRPC, and
+// gRPC only while someone is connected.
 //
-// gRPC unlinks a unix socket by path both before it binds and when it shuts down, which would
-// delete whatever socket another process has meanwhile put at the real path. So the server binds
-// a private dot-file name in the same directory (kubelet ignores dot-files) and the socket is then
-// renamed over the real path: replacing a stale socket is atomic, and gRPC's unlink at shutdown
-// only ever hits the private name. The socket is created with the process umask, which the
-// registrar sets to 077 before anything else, so it is never accessible to group or others.
+// The registrar listens on the socket itself and hands each accepted connection to a gRPC server
+// (grpc::AddInsecureChannelFromFd), which it starts at the first connection and stops again once
+// no connection has been open for `idle_stop`. With the server gone and nothing else of gRPC
+// alive, gRPC shuts down and its threads end: gRPC 1.51's two timer threads otherwise wake every
+// second for as long as the process lives (README, "Start-up"), while a registered registrar
+// has nothing to do until kubelet calls again. On the wire nothing changes: the same HTTP/2 gRPC
+// on the same socket, to a client that connects at any time.
+//
+// The socket is bound under a private dot-file name in the same directory (kubelet ignores
+// dot-files) and then renamed over the real path, so replacing a stale socket is atomic. It is
+// created with the process umask, which the registrar sets to 077 before anything else, so it is
+// never accessible to group or others.
 //
 // Stopping the server does not remove the real path; the owner calls RemoveIfOurs.
-// Thread-compatible: Start and the destructor run on the registrar's main thread.
+// Thread-compatible: Start and the destructor run on the registrar's main thread; connections are
+// accepted on a thread of the server's own.
 #ifndef NDR_REGISTRAR_REGISTRATION_SERVER_H_
 #define NDR_REGISTRAR_REGISTRATION_SERVER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "registrar/reg_socket.h"
 #include "registrar/services.h"
 
 namespace ndr::registrar {
 
+// How long gRPC keeps running after the last connection closed: a moment, so that a client that
+// reconnects at once (gRPC-Go re-dials a dropped connection) finds it still up. Kubelet closes
+// its connection once a registration is done; a liveness probe's /healthz starts gRPC for a few
+// milliseconds each time.
+inline constexpr absl::Duration kGrpcIdleStop = absl::Seconds(1);
+
 class RegistrationServer {
  public:
   // Serves on `path`. A missing path or a socket there (stale, or another process's) is fine; any
   // other file there is FailedPrecondition and stays untouched. gRPC keeps at most
-  // `max_pollers` (at least 1) threads waiting for calls.
-  static absl::StatusOr<std::unique_ptr<RegistrationServer>> Start(const std::string& path,
-                                                                    const RegistrationInfo& info,
-                                                                    NotifyCallback notify,
-                                                                    int max_pollers = 2);
-  ~RegistrationServer();  // Shuts the server down (waiting up to 1 s for calls in flight).
+  // `max_pollers` (at least 1) threads waiting for calls while it runs.
+  static absl::StatusOr<std::unique_ptr<RegistrationServer>> Start(
+      const std::string& path, const RegistrationInfo& info, NotifyCallback notify,
+      int max_pollers = 2, absl::Duration idle_stop = kGrpcIdleStop);
+  // Stops accepting, and shuts gRPC's server down (waiting up to 1 s for calls in flight).
+  ~RegistrationServer();
 
   const std::string& path() const { return path_; }
   const FileId& id() const { return id_; }
   const RegistrationInfo& info() const { return info_; }
   // Whether kubelet has called GetInfo on this socket (the health check's does not count).
   bool asked_for_info() const { return registration_.asked_for_info(); }
+  // Whether a gRPC server runs for this socket now (a connection is open, or closed less than
+  // `idle_stop` ago).
+  bool grpc_running() const { return grpc_running_.load(); }
 
  private:
-  RegistrationServer(std::string path, RegistrationInfo info, NotifyCallback notify);
+  RegistrationServer(std::string path, RegistrationInfo info, NotifyCallback notify,
+                     int max_pollers, absl::Duration idle_stop);
+  // The accepting thread: connections in, gRPC started and stopped.
+  void AcceptLoop();
+  // Hands an accepted connection to gRPC, starting its server first if it is not running.
+  void Serve(int connection);
+  void StopGrpc();
 
   const std::string path_;
   const RegistrationInfo info_;
+  const int max_pollers_;
+  const absl::Duration idle_stop_;
   RegistrationService registration_;
   CSIRegistrationService csi_registration_;
-  std::unique_ptr<grpc::Server> server_;
   FileId id_;
+  int listen_fd_ = -1;
+  int stop_fd_ = -1;  // an eventfd: the destructor's signal to the accepting thread
+  std::thread acceptor_;
+  std::atomic<bool> grpc_running_{false};
+  // Accepting thread only: the server, and a duplicate of each connection handed to it, watched
+  // for the peer's hang-up (gRPC owns the original).
+  std::unique_ptr<grpc::Server> server_;
+  std::vector<int> open_;
 };
 
 }  // namespace ndr::registrar

@@ -141,6 +141,38 @@ TEST_F(RegistrationServerTest, RequiresPublishPodFalse) {
   EXPECT_FALSE(driver_info.options().requires_publish_pod());
 }
 
+// gRPC runs only while someone is connected (and a moment after): started by the first
+// connection, stopped once the last has closed, started again by the next; what kubelet did on
+// the socket (asked for its info) is remembered across.
+TEST_F(RegistrationServerTest, GrpcRunsOnlyWhileSomeoneIsConnected) {
+  RegistrationInfo info{"d.example.com", "/var/lib/kubelet/plugins/d/csi.sock", false};
+  auto server = RegistrationServer::Start(
+      path_, info,
+      [this](const Verdict& verdict) {
+        std::lock_guard<std::mutex> lock(mu_);
+        after_get_info_.push_back(verdict.after_get_info);
+      },
+      /*max_pollers=*/2, /*idle_stop=*/absl::Milliseconds(50));
+  ASSERT_THAT(server, IsOk());
+  EXPECT_FALSE((*server)->grpc_running());  // listening, no gRPC yet
+  {
+    auto stub = pluginregistration::Registration::NewStub(Channel());
+    pluginregistration::PluginInfo plugin;
+    ASSERT_TRUE(stub->GetInfo(Context().get(), {}, &plugin).ok());
+    EXPECT_EQ(plugin.name(), "d.example.com");
+    EXPECT_TRUE((*server)->grpc_running());
+  }  // the channel, and its connection, go
+  ASSERT_TRUE(::ndr::testing::PollUntil([&] { return !(*server)->grpc_running(); }));
+  auto stub = pluginregistration::Registration::NewStub(Channel());
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(true);
+  pluginregistration::RegistrationStatusResponse response;
+  ASSERT_TRUE(stub->NotifyRegistrationStatus(Context().get(), status, &response).ok());
+  EXPECT_TRUE((*server)->grpc_running());
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_THAT(after_get_info_, ::testing::ElementsAre(true));
+}
+
 TEST_F(RegistrationServerTest, StoppingLeavesThePathToTheOwner) {
   auto server = Start();
   ASSERT_THAT(server, IsOk());

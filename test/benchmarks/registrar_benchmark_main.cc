@@ -310,6 +310,48 @@ std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, cons
   return state;
 }
 
+// One registrar left alone after a kubelet's registration (GetInfo, NotifyRegistrationStatus, the
+// connection closed): its CPU time and context switches over FLAGS_idle_seconds, counted from 2 s
+// after the registration (ours stops gRPC a moment after the last connection closes, and a
+// thread that ends inside the window would take its switches with it), and its memory then.
+struct Idle {
+  long ticks = 0;
+  long switches = 0;
+  std::string by_thread, rss, hwm, anon, file, threads;
+};
+
+std::optional<Idle> MeasureIdle(const std::string& registrar, const std::string& csi,
+                                const std::string& log, const std::vector<std::string>& extra) {
+  TempDir reg("breg");
+  const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
+  std::vector<std::string> argv = {registrar, "--csi-address=" + csi,
+                                   "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
+                                   "--plugin-registration-path=" + reg.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Subprocess r(argv, log);
+  if (!::ndr::testing::PollUntil([&] { return GetInfo(socket); })) return std::nullopt;
+  Register(socket);  // returns once the registrar has answered both of kubelet's calls
+  absl::SleepFor(absl::Seconds(2));  // the settling the figure leaves out, by definition
+  Idle idle;
+  const long ticks_before = CpuTicks(r.pid());
+  std::map<std::string, long> switches = ContextSwitches(r.pid());
+  absl::SleepFor(absl::Seconds(FLAGS_idle_seconds));  // The measurement itself: idle time.
+  idle.ticks = CpuTicks(r.pid()) - ticks_before;
+  idle.rss = StatusField(r.pid(), "VmRSS");
+  idle.hwm = StatusField(r.pid(), "VmHWM");
+  idle.anon = StatusField(r.pid(), "RssAnon");
+  idle.file = StatusField(r.pid(), "RssFile");
+  idle.threads = StatusField(r.pid(), "Threads");
+  for (const auto& [name, count] : ContextSwitches(r.pid())) {
+    const long delta = count - switches[name];
+    idle.switches += delta;
+    if (delta > 0) absl::StrAppend(&idle.by_thread, idle.by_thread.empty() ? "" : ", ", name, " ", delta);
+  }
+  r.Signal(SIGTERM);
+  r.Wait(absl::Seconds(10));
+  return idle;
+}
+
 std::string Mb(int64_t kb) { return absl::StrFormat("%.2f MB", kb / 1024.0); }
 
 int Run() {
@@ -417,33 +459,16 @@ int Run() {
     r.Wait(absl::Seconds(10));
   }
 
-  // Memory and idle CPU of one registrar after a kubelet-style registration.
-  TempDir reg("breg");
-  const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
-  Subprocess r({registrar, "--csi-address=" + csi,
-                "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
-                "--plugin-registration-path=" + reg.path()},
-               dir.Join("registrar.log"));
-  ::ndr::testing::PollUntil([&] { return GetInfo(socket); });
-  Register(socket);  // returns once the registrar has answered both of kubelet's calls
-  const long ticks_before = CpuTicks(r.pid());
-  std::map<std::string, long> switches = ContextSwitches(r.pid());
-  absl::SleepFor(absl::Seconds(FLAGS_idle_seconds));  // The measurement itself: idle time.
-  const long ticks = CpuTicks(r.pid()) - ticks_before;
-  // Read after the idle time, when whatever the registrar does once registered is done.
-  const std::string rss = StatusField(r.pid(), "VmRSS"), hwm = StatusField(r.pid(), "VmHWM");
-  const std::string anon = StatusField(r.pid(), "RssAnon"), file = StatusField(r.pid(), "RssFile");
-  const std::string threads = StatusField(r.pid(), "Threads");
-  long total_switches = 0;
-  std::string by_thread;
-  for (const auto& [name, count] : ContextSwitches(r.pid())) {
-    const long delta = count - switches[name];
-    total_switches += delta;
-    if (delta > 0) absl::StrAppend(&by_thread, by_thread.empty() ? "" : ", ", name, " ", delta);
+  // Memory and idle CPU of one registrar after a kubelet-style registration, ours and the other's.
+  std::optional<Idle> idle = MeasureIdle(registrar, csi, dir.Join("registrar.log"), {});
+  std::optional<Idle> other_idle;
+  if (!FLAGS_compare_with.empty()) {
+    other_idle = MeasureIdle(FLAGS_compare_with, csi, dir.Join("other-idle.log"), compare_args);
   }
-
-  r.Signal(SIGTERM);
-  r.Wait(absl::Seconds(10));
+  if (!idle.has_value() || (!FLAGS_compare_with.empty() && !other_idle.has_value())) {
+    std::cerr << "idle measurement failed" << std::endl;
+    return 1;
+  }
 
   // GetInfo calls per second that one registrar serves on one core: the registrar on CPU 0,
   // the clients (this process) on the other CPU.
@@ -495,14 +520,20 @@ int Run() {
   row(absl::StrCat("socket deleted to recreated, median of ", recreate_ms.size()),
       absl::StrFormat("%.2f ms (max %.2f)", Median(recreate_ms),
                       *std::max_element(recreate_ms.begin(), recreate_ms.end())));
-  row(absl::StrCat("VmRSS after registration and ", FLAGS_idle_seconds, " s idle"), rss);
-  row("VmHWM (peak, start-up included)", hwm);
-  row("  of which anonymous / file-backed", absl::StrCat(anon, " / ", file));
-  row("threads", threads);
+  row(absl::StrCat("VmRSS after registration and ", FLAGS_idle_seconds, " s idle"), idle->rss);
+  row("VmHWM (peak, start-up included)", idle->hwm);
+  row("  of which anonymous / file-backed", absl::StrCat(idle->anon, " / ", idle->file));
+  row("threads", idle->threads);
   row(absl::StrCat("CPU time while idle for ", FLAGS_idle_seconds, " s"),
-      absl::StrCat(ticks * 1000 / sysconf(_SC_CLK_TCK), " ms"));
-  row("wake-ups (context switches) while idle", absl::StrCat(total_switches));
-  row("  by thread", by_thread.empty() ? "none" : by_thread);
+      absl::StrCat(idle->ticks * 1000 / sysconf(_SC_CLK_TCK), " ms"));
+  row("wake-ups (context switches) while idle", absl::StrCat(idle->switches));
+  row("  by thread", idle->by_thread.empty() ? "none" : idle->by_thread);
+  if (other_idle.has_value()) {
+    row("other registrar: wake-ups while idle", absl::StrCat(other_idle->switches));
+    row("  by thread", other_idle->by_thread.empty() ? "none" : other_idle->by_thread);
+    row("other registrar: threads, VmRSS idle",
+        absl::StrCat(other_idle->threads, ", ", other_idle->rss));
+  }
   row(absl::StrCat("GetInfo calls per second, registrar on 1 core, ", FLAGS_load_clients,
                    " clients"),
       calls_per_second > 0 ? absl::StrFormat("%.0f", calls_per_second) : "needs 2 cores");
