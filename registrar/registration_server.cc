@@ -109,6 +109,9 @@ absl::StatusOr<std::unique_ptr<RegistrationServer>> RegistrationServer::Start(
   server->id_ = FileId{st.st_dev, st.st_ino};
   server->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (server->stop_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
+  // Kubelet connects as soon as the socket appears: gRPC is ready for it, as it was before gRPC
+  // started on demand (the accepting thread stops it if nobody comes).
+  server->StartGrpc();
   RegistrationServer* raw = server.get();
   server->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });
   return server;
@@ -186,7 +189,7 @@ void RegistrationServer::AcceptLoop() {
   }
 }
 
-void RegistrationServer::Serve(int connection) {
+bool RegistrationServer::StartGrpc() {
   if (server_ == nullptr) {
     grpc::ServerBuilder builder;
     builder.RegisterService(&registration_);
@@ -201,14 +204,21 @@ void RegistrationServer::Serve(int connection) {
                                 3600 * 1000);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr) {
-      NDR_LOG(ERROR) << "Registration socket: gRPC's server did not start; the connection is "
-                        "closed and the next one tries again"
+      NDR_LOG(ERROR) << "Registration socket: gRPC's server did not start; the next connection "
+                        "tries again"
                      << Kv("path", path_);
-      close(connection);
-      return;
+      return false;
     }
     grpc_running_ = true;
-    NDR_VLOG(4) << "Connection on the registration socket; gRPC started" << Kv("path", path_);
+    NDR_VLOG(4) << "gRPC started for the registration socket" << Kv("path", path_);
+  }
+  return true;
+}
+
+void RegistrationServer::Serve(int connection) {
+  if (!StartGrpc()) {
+    close(connection);
+    return;
   }
   // A duplicate tells when the peer hangs up; gRPC owns the original from here on. dup(2), not
   // fcntl's F_DUPFD: ThreadSanitizer sees a descriptor made by dup as new, but not one made by

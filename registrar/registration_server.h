@@ -2,8 +2,9 @@
 // gRPC only while someone is connected.
 //
 // The registrar listens on the socket itself and hands each accepted connection to a gRPC server
-// (grpc::AddInsecureChannelFromFd), which it starts at the first connection and stops again once
-// no connection has been open for `idle_stop`. With the server gone and nothing else of gRPC
+// (grpc::AddInsecureChannelFromFd), which runs from the socket's creation (kubelet connects at
+// once) and whenever a connection comes, and stops once no connection has been open for
+// `idle_stop`. With the server gone and nothing else of gRPC
 // alive, gRPC shuts down and its threads end: gRPC 1.51's two timer threads otherwise wake every
 // second for as long as the process lives (README, "Start-up"), while a registered registrar
 // has nothing to do until kubelet calls again. On the wire nothing changes: the same HTTP/2 gRPC
@@ -65,6 +66,8 @@ class RegistrationServer {
                      int max_pollers, absl::Duration idle_stop);
   // The accepting thread: connections in, gRPC started and stopped.
   void AcceptLoop();
+  // Starts gRPC's server unless it runs; false if it could not be started.
+  bool StartGrpc();
   // Hands an accepted connection to gRPC, starting its server first if it is not running.
   void Serve(int connection);
   void StopGrpc();

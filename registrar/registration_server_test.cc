@@ -154,7 +154,8 @@ TEST_F(RegistrationServerTest, GrpcRunsOnlyWhileSomeoneIsConnected) {
       },
       /*max_pollers=*/2, /*idle_stop=*/absl::Milliseconds(50));
   ASSERT_THAT(server, IsOk());
-  EXPECT_FALSE((*server)->grpc_running());  // listening, no gRPC yet
+  // Ready for kubelet's first call, then stopped when nobody comes.
+  ASSERT_TRUE(::ndr::testing::PollUntil([&] { return !(*server)->grpc_running(); }));
   {
     auto stub = pluginregistration::Registration::NewStub(Channel());
     pluginregistration::PluginInfo plugin;
