@@ -19,6 +19,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "api/pluginregistration/pluginregistration.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
@@ -149,6 +151,15 @@ RegistrarRun RunOnFakeNode(const OneCpuCgroup& cgroup, const std::vector<std::st
     ADD_FAILURE() << "the registrar did not register: " << registrar.Describe();
     return run;
   }
+  // gRPC runs while someone is connected (registration_server.h): a kubelet's GetInfo, its
+  // channel kept open, holds it running while the threads are counted.
+  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  grpc::ClientContext context;
+  context.set_deadline(::ndr::testing::RpcDeadline());
+  pluginregistration::PluginInfo info;
+  const grpc::Status status =
+      pluginregistration::Registration::NewStub(channel)->GetInfo(&context, {}, &info);
+  if (!status.ok()) ADD_FAILURE() << "GetInfo: " << status.error_message();
   run.threads = Threads(registrar.pid());
   run.log = registrar.Log();
   registrar.Signal(SIGTERM);

@@ -40,11 +40,18 @@ threads() {
     --plugin-registration-path=$dir/reg $*" >"$dir/registrar.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1000); do [ -S "$dir/reg/sample.csi.example.com-reg.sock" ] && break; sleep 0.01; done
+  # gRPC runs while someone is connected (registrar/registration_server.h): a connection held
+  # open keeps it running while the threads are counted.
+  python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected", flush=True)
+time.sleep(600)' "$dir/reg/sample.csi.example.com-reg.sock" >"$dir/held" 2>&1 &
+  local holder=$!
+  for _ in $(seq 1000); do grep -q connected "$dir/held" 2>/dev/null && break; sleep 0.01; done
   local total names
   total=$(ls "/proc/$pid/task" | wc -l)
   names=$(cat /proc/"$pid"/task/*/comm | sort | uniq -c | awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')
-  kill -TERM "$pid" "$driver"
-  wait "$pid" "$driver" 2>/dev/null || true
+  kill -TERM "$pid" "$driver" "$holder"
+  wait "$pid" "$driver" "$holder" 2>/dev/null || true
   echo "$total ($names)"
 }
 
