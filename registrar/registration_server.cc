@@ -220,12 +220,17 @@ void RegistrationServer::Serve(int connection) {
     close(connection);
     return;
   }
-  // A duplicate tells when the peer hangs up; gRPC owns the original from here on. dup(2), not
-  // fcntl's F_DUPFD: ThreadSanitizer sees a descriptor made by dup as new, but not one made by
-  // fcntl, and would take its number's earlier life in another thread for a race. The registrar
-  // never execs, so close-on-exec set a moment later loses nothing.
-  const int watch = dup(connection);
-  if (watch >= 0) fcntl(watch, F_SETFD, FD_CLOEXEC);
+  // A duplicate tells when the peer hangs up; gRPC owns the original from here on. It is made by
+  // dup3 onto a fresh descriptor of this thread's own (an eventfd), not by dup(2) or fcntl's
+  // F_DUPFD: ThreadSanitizer takes the number dup(2) picks to be written without a new life
+  // beginning, so that number's earlier life in another thread (libevent's, say) looks like a
+  // race, and it does not see F_DUPFD's descriptor at all. dup3 over a descriptor created here
+  // only reads what this thread just created.
+  int watch = eventfd(0, EFD_CLOEXEC);
+  if (watch >= 0 && dup3(connection, watch, O_CLOEXEC) < 0) {
+    close(watch);
+    watch = -1;
+  }
   grpc::AddInsecureChannelFromFd(server_.get(), connection);
   if (watch >= 0) open_.push_back(watch);
 }
