@@ -9,6 +9,10 @@
 # PLATFORM is an OCI architecture with its variant, if any: amd64, arm64, arm/v7, ppc64le, s390x.
 # buildah keeps its (vfs) storage in $NDR_BUILDAH_STORAGE, by default a directory under /tmp that
 # it removes when done, so the build never touches the machine's own container storage. Prints each image's name and compressed size.
+#
+# Each platform's image carries the SPDX 2.3 document of the Debian packages linked into its binary
+# (images/sbom.py, from the record the link made; at /sbom/ in the image) and the index holds it
+# again as that platform's BuildKit-style SBOM attestation (images/attach_sbom.py).
 set -euo pipefail
 usage="usage: $0 OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY [PLATFORM=...]"
 if [ $# -lt 2 ]; then
@@ -75,14 +79,18 @@ first=${platforms[0]}
 version=$(${runner[$first]} "$context/${first//\//-}/csi-node-driver-registrar" --version 2>&1 |
   awk '{print $NF}')
 
-build() {  # Containerfile, image name, archive name
-  local containerfile=$1 name=$2 archive=$3
+build() {  # Containerfile, image name, archive name, binary
+  local containerfile=$1 name=$2 archive=$3 binary=$4
   "${buildah[@]}" manifest rm "$name" >/dev/null 2>&1 || true
   "${buildah[@]}" manifest create "$name" >/dev/null
   local platform arch variant tag
   for platform in "${platforms[@]}"; do
     arch=${platform%%/*} variant=${platform#*/} tag=$name-${platform//\//-}
     [ "$variant" != "$platform" ] || variant=
+    # The Debian packages linked into the binary, as its link recorded them (images/sbom.py): in
+    # the image at /sbom/, and attached to the index below.
+    python3 "$here/sbom.py" --name "${name%:*}" --version "${name##*:}" --platform "$platform" \
+      --output "$context/${platform//\//-}/$binary.spdx.json" "$context/${platform//\//-}/$binary"
     # FROM scratch with --arch (and --variant): the image's config says arm64, say, although
     # this machine is amd64.
     "${buildah[@]}" bud --quiet --isolation chroot --arch "$arch" ${variant:+--variant "$variant"} \
@@ -92,6 +100,7 @@ build() {  # Containerfile, image name, archive name
   done
   rm -f "$out/$archive"
   "${buildah[@]}" manifest push --quiet --all "$name" "oci-archive:$out/$archive:$name" >/dev/null
+  python3 "$here/attach_sbom.py" "$out/$archive" "${name%:*}" "$context" "$binary.spdx.json"
   # Each architecture's gzip-compressed layer, as a registry stores it.
   python3 - "$out/$archive" "$name" <<'PYTHON'
 import json, sys, tarfile
@@ -102,6 +111,8 @@ with tarfile.open(archive) as tar:
         return json.load(tar.extractfile(f"blobs/{algorithm}/{digest}"))
     for index in json.load(tar.extractfile("index.json"))["manifests"]:
         for image in blob(index)["manifests"]:
+            if "vnd.docker.reference.type" in image.get("annotations", {}):
+                continue  # a platform's SBOM (attach_sbom.py)
             layers = blob(image)["layers"]
             platform = image["platform"]["architecture"]
             if image["platform"].get("variant"):
@@ -112,5 +123,6 @@ PYTHON
   printf '%-56s archive %s (%s bytes)\n' "$name" "$out/$archive" "$(stat -c %s "$out/$archive")"
 }
 build Containerfile "localhost/ndr/csi-node-driver-registrar:$version" \
-  csi-node-driver-registrar.oci.tar
-build Containerfile.sample-driver "localhost/ndr/sample-csi-driver:0.1.0" sample-csi-driver.oci.tar
+  csi-node-driver-registrar.oci.tar csi-node-driver-registrar
+build Containerfile.sample-driver "localhost/ndr/sample-csi-driver:0.1.0" sample-csi-driver.oci.tar \
+  sample-csi-driver

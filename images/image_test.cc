@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -22,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "kubeletclient/util/sha256.h"
 #include "nlohmann/json.hpp"
 #include "test/util/elf.h"
 #include "test/util/poll.h"
@@ -31,6 +33,7 @@
 namespace ndr {
 namespace {
 
+using ::ndr::kubelet::Sha256Hex;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::ReadElf;
 using ::ndr::testing::ReadFile;
@@ -84,6 +87,12 @@ struct PlatformImage {
   std::string config_architecture, config_variant, config_os;  // the image's own config
   int64_t layer_bytes = 0;                     // compressed, as a registry stores them
   int binary_machine = -1;                     // ELF e_machine of `binary` in the layers
+  std::string binary_sha256;                   // of `binary` in the layers
+  std::string sbom_in_image;                   // /sbom/<binary>.spdx.json in the layers
+  // The index's SBOM attestation for this image (images/attach_sbom.py): the attestation
+  // manifest's layer (descriptor) and the in-toto statement it holds. Null when there is none.
+  json attestation_layer, statement;
+  int attestations = 0;  // how many attestation manifests name this image
 };
 
 // Unpacks `archive` into `dir` and reads every platform of the image index it holds (index.json
@@ -125,8 +134,29 @@ std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::stri
   }
   EXPECT_EQ(text(indexes[0], "mediaType"), "application/vnd.oci.image.index.v1+json");
   const json entries = member(parse(blob(indexes[0])), "manifests");
+  // BuildKit's attestation manifests, by the digest of the image they are about.
+  std::multimap<std::string, json> attestations;
   for (const json& entry : entries.is_array() ? entries : json::array()) {
+    const json annotations = member(entry, "annotations");
+    if (text(annotations, "vnd.docker.reference.type") == "attestation-manifest") {
+      EXPECT_EQ(text(member(entry, "platform"), "architecture"), "unknown") << entry.dump();
+      attestations.emplace(text(annotations, "vnd.docker.reference.digest"), entry);
+    }
+  }
+  for (const json& entry : entries.is_array() ? entries : json::array()) {
+    if (text(member(entry, "annotations"), "vnd.docker.reference.type") == "attestation-manifest") {
+      continue;
+    }
     PlatformImage image;
+    const std::string digest = text(entry, "digest");
+    image.attestations = static_cast<int>(attestations.count(digest));
+    if (auto found = attestations.find(digest); found != attestations.end()) {
+      const json layers = member(parse(blob(found->second)), "layers");
+      if (layers.is_array() && layers.size() == 1) {
+        image.attestation_layer = layers[0];
+        image.statement = parse(blob(layers[0]));
+      }
+    }
     image.architecture = text(member(entry, "platform"), "architecture");
     image.variant = text(member(entry, "platform"), "variant");
     image.os = text(member(entry, "platform"), "os");
@@ -152,6 +182,9 @@ std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::stri
       EXPECT_EQ(unpack.Wait(), 0) << unpack.Describe();
     }
     image.binary_machine = ReadElf(root + "/" + binary).machine;
+    std::string contents;
+    if (ReadFile(root + "/" + binary, &contents)) image.binary_sha256 = Sha256Hex(contents);
+    ReadFile(absl::StrCat(root, "/sbom/", binary, ".spdx.json"), &image.sbom_in_image);
     images.push_back(image);
   }
   return images;
@@ -246,6 +279,71 @@ TEST_F(ImageTest, IndexHoldsEveryPlatform) {
     std::map<std::string, int> expected = {{"amd64", EM_X86_64}};
     for (const CrossPlatform& cross : kCrossPlatforms) expected[cross.platform] = cross.machine;
     EXPECT_EQ(machines, expected);
+  }
+}
+
+// Each platform's image carries the SPDX document of the Debian packages linked into its binary
+// (images/sbom.py), at /sbom/ and as the index's BuildKit-style attestation for that image: one
+// attestation manifest, annotated with the image's digest, whose in-toto statement is about that
+// digest and holds the same document, which names the image's binary by its checksum and the
+// packages of the binary's own architecture (the cross builds' from their sysroots).
+TEST_F(ImageTest, SbomForEveryPlatform) {
+  const std::map<std::string, std::string> debian_arch = {{"amd64", "amd64"},
+                                                          {"arm64", "arm64"},
+                                                          {"arm/v7", "armhf"},
+                                                          {"ppc64le", "ppc64el"},
+                                                          {"s390x", "s390x"}};
+  // A library each binary links, and one it must not list.
+  const std::tuple<const char*, const char*, const char*, const char*> archives[] = {
+      {"csi-node-driver-registrar.oci.tar", "csi-node-driver-registrar", "libgrpc-dev",
+       "libssl-dev"},
+      {"sample-csi-driver.oci.tar", "sample-csi-driver", "libssl-dev", "libevent-dev"}};
+  for (const auto& [archive, binary, linked, absent] : archives) {
+    SCOPED_TRACE(archive);
+    const std::vector<PlatformImage> images =
+        ReadIndex(dir_->Join(std::string("out/") + archive),
+                  dir_->Join(std::string("sbom/") + binary), binary);
+    ASSERT_EQ(images.size(), 5u);
+    for (const PlatformImage& image : images) {
+      const std::string platform =
+          image.variant.empty() ? image.architecture : image.architecture + "/" + image.variant;
+      SCOPED_TRACE(platform);
+      ASSERT_EQ(image.attestations, 1);
+      ASSERT_TRUE(image.attestation_layer.is_object());
+      EXPECT_EQ(image.attestation_layer.value("mediaType", ""), "application/vnd.in-toto+json");
+      EXPECT_EQ(image.attestation_layer.value("annotations", json::object())
+                    .value("in-toto.io/predicate-type", ""),
+                "https://spdx.dev/Document");
+      const json& statement = image.statement;
+      ASSERT_TRUE(statement.is_object()) << statement.dump();
+      EXPECT_EQ(statement.value("predicateType", ""), "https://spdx.dev/Document");
+      const json document = statement.value("predicate", json());
+      ASSERT_TRUE(document.is_object());
+      EXPECT_EQ(document.value("spdxVersion", ""), "SPDX-2.3");
+      EXPECT_EQ(json::parse(image.sbom_in_image, nullptr, false), document)
+          << "/sbom/" << binary << ".spdx.json differs from the attestation's document";
+      // The binary, by its checksum.
+      bool binary_named = false;
+      for (const json& file : document.value("files", json::array())) {
+        for (const json& checksum : file.value("checksums", json::array())) {
+          binary_named |= checksum.value("algorithm", "") == "SHA256" &&
+                          checksum.value("checksumValue", "") == image.binary_sha256;
+        }
+      }
+      EXPECT_TRUE(binary_named) << "no file with the image's binary's SHA-256";
+      // Packages: of this architecture only; `linked` there, `absent` not.
+      std::set<std::string> names;
+      for (const json& package : document.value("packages", json::array())) {
+        for (const json& ref : package.value("externalRefs", json::array())) {
+          const std::string purl = ref.value("referenceLocator", "");
+          if (purl.find("arch=source") != std::string::npos) continue;
+          names.insert(package.value("name", ""));
+          EXPECT_THAT(purl, HasSubstr("arch=" + debian_arch.at(platform))) << purl;
+        }
+      }
+      EXPECT_TRUE(names.count(linked)) << "no " << linked << " in the SBOM";
+      EXPECT_FALSE(names.count(absent)) << absent << " in the SBOM, yet not linked";
+    }
   }
 }
 

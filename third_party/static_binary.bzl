@@ -20,13 +20,18 @@ def static_cc_binary(name, deps = [], **kwargs):
             ],
         }) + select({
             # gcc links through toolchain/quiet_link/filter.sh, which keeps glibc's warnings about
-            # NSS functions in static programs out of the output (they do not apply).
+            # NSS functions in static programs out of the output (they do not apply), and
+            # toolchain/link_record/record.sh, which records in the program which Debian files
+            # it was linked from (for the images' SBOMs).
             "//third_party:sanitizer_build": [],
             "//conditions:default": ["-specs=toolchain/quiet_link/quiet.specs"],
         }),
         additional_linker_inputs = select({
             "//third_party:sanitizer_build": [],
-            "//conditions:default": ["//toolchain/quiet_link:files"],
+            "//conditions:default": [
+                "//toolchain/quiet_link:files",
+                "//toolchain/link_record:files",
+            ],
         }),
         deps = deps + select({
             "//third_party:sanitizer_build": [],

@@ -47,6 +47,8 @@ for pkg in "${packages[@]}"; do
   installed+=("$pkg=$version")
 done
 stamp="$sysroot/.ndr-packages"
+# "files": the sysroot has its .ndr-files (one made before it did is made again).
+installed=(files "${installed[@]}")
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${installed[*]}" ]; then
   echo "$sysroot"
   exit 0
@@ -91,8 +93,14 @@ done
 echo "make-sysroot: downloading ${wanted[*]}" >&2
 (cd "$state/debs" && apt-get "${apt_opts[@]}" download "${wanted[@]}")
 mkdir -p "$sysroot"
+# .ndr-files: which package each unpacked file came from (path, package, architecture, version,
+# source package, source version; tab-separated), for the images' SBOMs (images/sbom.py): these
+# packages are unpacked, not installed, so dpkg does not know them.
 for deb in "$state/debs"/*.deb; do
   dpkg-deb -x "$deb" "$sysroot"
+  package=$(dpkg-deb -W --showformat='${Package}\t${Architecture}\t${Version}\t${source:Package}\t${source:Version}' "$deb")
+  dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\.\(/.*[^/]\)$|\1|p' |
+    awk -v package="$package" '{print $0 "\t" package}' >>"$sysroot/.ndr-files"
 done
 # Absolute symlinks inside the packages (libfoo.so -> /usr/lib/...) would point into the host.
 find "$sysroot" -type l -lname '/*' -delete

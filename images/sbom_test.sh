@@ -1,0 +1,108 @@
+#!/bin/bash
+# images/sbom.py on what the links recorded (toolchain/link_record/record.sh):
+# - a library added to a link is in the SBOM without anyone naming it: sbom_probe_zlib is
+#   sbom_probe plus -lz, and only its SBOM has zlib's package, at the version dpkg has installed;
+# - the registrar's SBOM has gRPC, protobuf, abseil and glibc, and no OpenSSL; the sample driver's
+#   has OpenSSL (it verifies tokens with libcrypto);
+# - an arm64 registrar's packages are arm64 ones, read from its sysroot's .ndr-files, and its
+#   glibc, from the cross compiler's own package, is named as the arm64 package it holds;
+# - a binary without a record, and a recorded file no package owns, are errors that name them.
+set -euo pipefail
+sbom=images/sbom.py
+tmp=$(mktemp -d /tmp/ndr-sbom-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# "name arch version upstream" of every Debian binary package in an SBOM, one per line.
+packages() {
+  python3 - "$1" <<'PYTHON'
+import json, sys, urllib.parse
+document = json.load(open(sys.argv[1]))
+assert document["spdxVersion"] == "SPDX-2.3", document["spdxVersion"]
+for package in document["packages"]:
+    for ref in package.get("externalRefs", []):
+        locator = ref["referenceLocator"]
+        if ref["referenceType"] != "purl" or "arch=source" in locator:
+            continue
+        query = dict(urllib.parse.parse_qsl(locator.split("?", 1)[1]))
+        print(package["name"], query["arch"], package["versionInfo"], query.get("upstream", "-"))
+PYTHON
+}
+make_sbom() {  # binary, output, platform
+  python3 "$sbom" --name test --version 1 --platform "${3:-amd64}" --output "$2" "$1"
+}
+
+make_sbom images/sbom_probe "$tmp/probe.json" || fail "sbom.py failed on sbom_probe"
+make_sbom images/sbom_probe_zlib "$tmp/probe_zlib.json" || fail "sbom.py failed on sbom_probe_zlib"
+packages "$tmp/probe.json" >"$tmp/probe.txt"
+packages "$tmp/probe_zlib.json" >"$tmp/probe_zlib.txt"
+zlib_version=$(dpkg-query -W -f='${Version}' zlib1g-dev:amd64)
+grep -qx "libc6-dev amd64 .* glibc" "$tmp/probe.txt" || fail "no glibc in $(cat "$tmp/probe.txt")"
+if grep -q "^zlib1g-dev " "$tmp/probe.txt"; then
+  fail "sbom_probe does not link zlib, yet its SBOM says so: $(cat "$tmp/probe.txt")"
+fi
+grep -qxF "zlib1g-dev amd64 $zlib_version zlib" "$tmp/probe_zlib.txt" ||
+  fail "sbom_probe_zlib links zlib $zlib_version; its SBOM says: $(cat "$tmp/probe_zlib.txt")"
+# Exactly one package more.
+[ "$(diff "$tmp/probe.txt" "$tmp/probe_zlib.txt" | grep -c '^[<>]')" -eq 1 ] ||
+  fail "the SBOMs should differ by zlib alone: $(diff "$tmp/probe.txt" "$tmp/probe_zlib.txt")"
+
+make_sbom registrar/csi-node-driver-registrar "$tmp/registrar.json" || fail "sbom.py: registrar"
+packages "$tmp/registrar.json" >"$tmp/registrar.txt"
+for expected in "libgrpc-dev amd64" "libgrpc++-dev amd64" "libprotobuf-dev amd64" \
+  "libabsl-dev amd64" "libc6-dev amd64" "libstdc++-12-dev amd64" "libgoogle-glog-dev amd64" \
+  "libgflags-dev amd64" "libevent-dev amd64"; do
+  grep -q "^$expected " "$tmp/registrar.txt" ||
+    fail "the registrar's SBOM lacks $expected: $(cat "$tmp/registrar.txt")"
+done
+if grep -q "^libssl-dev " "$tmp/registrar.txt"; then
+  fail "the registrar does not link OpenSSL, yet its SBOM says so"
+fi
+make_sbom test/csidriver/sample-csi-driver "$tmp/driver.json" || fail "sbom.py: sample driver"
+grep -q "^libssl-dev amd64 .* openssl$" <(packages "$tmp/driver.json") ||
+  fail "the sample driver links libcrypto; its SBOM: $(packages "$tmp/driver.json")"
+# The document names the binary and its checksum.
+python3 - "$tmp/registrar.json" registrar/csi-node-driver-registrar <<'PYTHON' || fail "file entry"
+import hashlib, json, sys
+document = json.load(open(sys.argv[1]))
+(entry,) = document["files"]
+assert entry["fileName"] == "/csi-node-driver-registrar", entry
+sha256 = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert {"algorithm": "SHA256", "checksumValue": sha256} in entry["checksums"], entry
+links = [r for r in document["relationships"] if r["relationshipType"] == "STATIC_LINK"]
+assert len(links) == sum(1 for p in document["packages"] if p.get("primaryPackagePurpose") == "LIBRARY")
+PYTHON
+
+# Another architecture: the sysroot's packages, arm64 ones.
+arm64=toolchain/cross/arm64_binaries/csi-node-driver-registrar.stripped
+make_sbom "$arm64" "$tmp/arm64.json" arm64 || fail "sbom.py: arm64 registrar"
+packages "$tmp/arm64.json" >"$tmp/arm64.txt"
+sysroot_grpc=$(awk -F'\t' '$1 ~ /libgrpc_unsecure\.a$/ {print $2 " " $3 " " $4}' \
+  /var/cache/ndr-arm64-sysroot/.ndr-files)
+grep -q "^$sysroot_grpc " "$tmp/arm64.txt" ||
+  fail "the arm64 registrar's SBOM should have $sysroot_grpc: $(cat "$tmp/arm64.txt")"
+# glibc and libstdc++ come from the cross compiler's packages (libc6-dev-arm64-cross, arch all),
+# listed as what they hold: arm64 libc6-dev from glibc, as advisories name it.
+grep -q "^libc6-dev arm64 [^ ]* glibc$" "$tmp/arm64.txt" ||
+  fail "the arm64 registrar's glibc should be libc6-dev arm64 from glibc: $(cat "$tmp/arm64.txt")"
+if grep -q " amd64 \| all " "$tmp/arm64.txt"; then
+  fail "an amd64 or architecture-independent package in the arm64 registrar's SBOM:" \
+    "$(cat "$tmp/arm64.txt")"
+fi
+
+# Errors name what is wrong.
+printf 'int main() { return 0; }\n' >"$tmp/plain.c"
+cc -o "$tmp/unrecorded" "$tmp/plain.c"
+if out=$(make_sbom "$tmp/unrecorded" "$tmp/x.json" 2>&1); then
+  fail "an unrecorded binary gave an SBOM"
+fi
+[[ "$out" == *"has no .ndr.linked_files section"* ]] || fail "unrecorded binary: $out"
+printf '/nonexistent/libnothing.a\n' >"$tmp/record"
+objcopy --add-section ".ndr.linked_files=$tmp/record" "$tmp/unrecorded" "$tmp/bogus"
+if out=$(make_sbom "$tmp/bogus" "$tmp/x.json" 2>&1); then
+  fail "a file no package owns gave an SBOM"
+fi
+[[ "$out" == *"/nonexistent/libnothing.a (linked into"* ]] || fail "unowned file: $out"
+echo PASS
