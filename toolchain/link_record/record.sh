@@ -50,7 +50,7 @@ grep -v '^/\|^(/\|^bazel-out/\|^(bazel-out/' "$trace"  # whatever else the linke
 # Absolute paths only, the member dropped, "dir/../" folded (not symlinks: dpkg knows the path as
 # the package installed it).
 sed -n -e 's|^(\(/[^)]*\)).*|\1|p;t' -e 's|^\(/[^(]*\)(.*)$|\1|p;t' -e 's|^\(/[^(]*\)$|\1|p' "$trace" |
-  xargs -r realpath -s -m -- | sort -u >"$record"
+  xargs -r -d '\n' realpath -s -m -- | sort -u >"$record"
 if [ ! -s "$record" ]; then
   echo "record.sh: the linker's trace named no file from outside the build; cannot record what" \
     "$output was linked from" >&2
