@@ -13,18 +13,8 @@
 set -o pipefail
 real=$1
 shift
-# A bare name is looked for where gcc looks for it: COMPILER_PATH (as filter.sh does).
-find_tool() {
-  local name=$1 dir
-  IFS=: read -ra dirs <<<"${COMPILER_PATH:-}"
-  for dir in "${dirs[@]}"; do
-    if [ -n "$dir" ] && [ -x "$dir/$name" ]; then
-      echo "$dir/$name"
-      return 0
-    fi
-  done
-  return 1
-}
+# A bare name is looked for where gcc looks for it (find_tool, shared with filter.sh).
+source "$(dirname "$0")/../quiet_link/compiler_path.sh"
 if [[ "$real" != */* ]]; then
   if ! found=$(find_tool "$real"); then
     echo "record.sh: no $real in gcc's COMPILER_PATH (${COMPILER_PATH:-unset})" >&2

@@ -11,20 +11,14 @@
 set -o pipefail
 real=$1
 shift
-# A bare name (quiet.specs says "collect2") is looked for where gcc looks for it: the directories
-# of COMPILER_PATH, which gcc sets for the programs it runs (its own, or a cross compiler's).
+# A bare name is looked for where gcc looks for it (compiler_path.sh).
+source "$(dirname "$0")/compiler_path.sh"
 if [[ "$real" != */* ]]; then
-  IFS=: read -ra dirs <<<"${COMPILER_PATH:-}"
-  for dir in "${dirs[@]}"; do
-    if [ -n "$dir" ] && [ -x "$dir/$real" ]; then
-      real=$dir/$real
-      break
-    fi
-  done
-  if [[ "$real" != */* ]]; then
+  if ! found=$(find_tool "$real"); then
     echo "filter.sh: no $real in gcc's COMPILER_PATH (${COMPILER_PATH:-unset})" >&2
     exit 1
   fi
+  real=$found
 fi
 { "$real" "$@" 2>&1 1>&3 3>&- | awk '
   function flush() { if (held != "") { print held > "/dev/stderr"; held = "" } }
