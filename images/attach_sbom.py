@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 import tarfile
 import urllib.parse
@@ -70,6 +71,10 @@ def main():
         directory = platform["architecture"]
         if platform.get("variant"):
             directory += "-" + platform["variant"]
+        # It names a directory under SBOM_DIR: letters and digits (and the one dash) only.
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)?", directory):
+            print(f"attach_sbom.py: {archive}: unexpected platform {platform}", file=sys.stderr)
+            return 1
         path = os.path.join(sbom_dir, directory, file_name)
         try:
             with open(path) as f:

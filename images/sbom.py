@@ -65,12 +65,20 @@ def read_section(path, name):
 
 
 def linked_files(binary):
-    record = read_section(binary, SECTION)
+    try:
+        record = read_section(binary, SECTION)
+    except (struct.error, ValueError, IndexError) as e:
+        raise SbomError(f"{binary} is not a well-formed ELF file ({e})") from e
     if record is None:
         raise SbomError(f"{binary} has no {SECTION} section: it was not linked through "
                         "toolchain/link_record/record.sh (a static_cc_binary of this project's "
                         "release build), so what it was linked from is unknown")
-    return [line for line in record.decode().splitlines() if line]
+    files = [line for line in record.decode(errors="replace").splitlines() if line]
+    for path in files:
+        # record.sh writes absolute paths only; anything else (an option to dpkg, say) is not ours.
+        if not path.startswith("/"):
+            raise SbomError(f"{binary}: {SECTION} holds {path!r}, not an absolute path")
+    return files
 
 
 def sysroot_owners(path, cache):

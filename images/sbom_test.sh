@@ -6,7 +6,8 @@
 #   has OpenSSL (it verifies tokens with libcrypto);
 # - an arm64 registrar's packages are arm64 ones, read from its sysroot's .ndr-files, and its
 #   glibc, from the cross compiler's own package, is named as the arm64 package it holds;
-# - a binary without a record, and a recorded file no package owns, are errors that name them.
+# - a binary without a record, a recorded file no package owns, and a record that is not a list of
+#   absolute paths are errors that name them.
 set -euo pipefail
 sbom=images/sbom.py
 tmp=$(mktemp -d /tmp/ndr-sbom-XXXXXX)
@@ -105,4 +106,10 @@ if out=$(make_sbom "$tmp/bogus" "$tmp/x.json" 2>&1); then
   fail "a file no package owns gave an SBOM"
 fi
 [[ "$out" == *"/nonexistent/libnothing.a (linked into"* ]] || fail "unowned file: $out"
+printf -- '--help\n' >"$tmp/record"
+objcopy --add-section ".ndr.linked_files=$tmp/record" "$tmp/unrecorded" "$tmp/optionlike"
+if out=$(make_sbom "$tmp/optionlike" "$tmp/x.json" 2>&1); then
+  fail "a record with a relative path gave an SBOM"
+fi
+[[ "$out" == *"not an absolute path"* ]] || fail "relative path in a record: $out"
 echo PASS
