@@ -1,0 +1,257 @@
+# The checks of test/e2e/real-node.sh, each reporting one result line. Sourced after the node is
+# up; uses rn_kubectl, result and the RN_* settings of real-node.sh and cluster.sh.
+
+# Polls CMD until it succeeds, up to SECONDS; quiet.
+poll() {
+  local seconds=$1 deadline
+  shift
+  deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+
+daemonset_ready() {
+  local status
+  status=$(rn_kubectl -n kube-system get daemonset sample-csi-node \
+    -o 'jsonpath={.status.desiredNumberScheduled}/{.status.numberReady}' 2>/dev/null)
+  [[ $status == 1/1 ]]
+}
+
+csinode_driver_json() {
+  rn_kubectl get csinode "$RN_NODE" -o json 2>/dev/null |
+    python3 -c '
+import json, sys
+for d in json.load(sys.stdin)["spec"]["drivers"] or []:
+    if d["name"] == sys.argv[1]:
+        print(json.dumps(d, sort_keys=True))' "$DRIVER"
+}
+
+# 1. deploy/ (our registrar beside the sample driver) becomes Ready, kubelet registers the
+# plugin through our socket, and the API server holds what kubelet learnt (seed 004).
+check_registration() {
+  local name=registration
+  rn_kubectl apply -f "$repo/deploy/csidriver.yaml" -f "$repo/deploy/daemonset.yaml" >&2 || {
+    result FAIL $name "kubectl apply of deploy/ failed"
+    return
+  }
+  # The manifests' driver reports no topology and no volume limit; this run gives it both, so
+  # that the CSINode and Node fields they lead to are checked too.
+  rn_kubectl -n kube-system patch daemonset sample-csi-node --type=json -p '[
+    {"op": "add", "path": "/spec/template/spec/containers/0/args/-",
+     "value": "--topology=topology.sample.csi.example.com/zone=real-node-zone"},
+    {"op": "add", "path": "/spec/template/spec/containers/0/args/-",
+     "value": "--max_volumes_per_node=7"}]' >&2 || {
+    result FAIL $name "patching the DaemonSet's driver arguments failed"
+    return
+  }
+  if ! poll 180 daemonset_ready; then
+    rn_kubectl -n kube-system describe pods -l app.kubernetes.io/name=sample-csi-node >&2
+    result FAIL $name "the DaemonSet did not become Ready within 180 s (pods described above)"
+    return
+  fi
+  local problems=() socket=/var/lib/kubelet/plugins_registry/$DRIVER-reg.sock
+  local endpoint=/var/lib/kubelet/plugins/$DRIVER/csi.sock
+  poll 60 grep -q "Register new plugin with name: $DRIVER at endpoint: $endpoint" \
+    "$RN_WORK/logs/kubelet.log" ||
+    problems+=("kubelet's log has no 'Register new plugin with name: $DRIVER at endpoint: $endpoint'")
+  grep -q "RegisterPlugin started.*$socket" "$RN_WORK/logs/kubelet.log" ||
+    problems+=("kubelet's log does not show it registering through $socket")
+  local driver
+  poll 60 csinode_driver_json
+  driver=$(csinode_driver_json)
+  if [[ -z $driver ]]; then
+    problems+=("CSINode $RN_NODE does not list $DRIVER")
+  else
+    python3 - "$driver" "$RN_NODE" <<'EOF' || problems+=("CSINode's entry is wrong: $driver")
+import json, sys
+d = json.loads(sys.argv[1])
+assert d.get("nodeID") == sys.argv[2], d
+assert d.get("topologyKeys") == ["topology.sample.csi.example.com/zone"], d
+assert (d.get("allocatable") or {}).get("count") == 7, d
+EOF
+  fi
+  local node
+  node=$(rn_kubectl get node "$RN_NODE" -o json)
+  python3 - "$node" "$RN_NODE" "$DRIVER" <<'EOF' || problems+=("the Node's annotation or labels are wrong")
+import json, sys
+n = json.loads(sys.argv[1])["metadata"]
+ids = json.loads(n["annotations"]["csi.volume.kubernetes.io/nodeid"])
+assert ids.get(sys.argv[3]) == sys.argv[2], ids
+assert n["labels"].get("topology.sample.csi.example.com/zone") == "real-node-zone", n["labels"]
+EOF
+  if ((${#problems[@]})); then
+    result FAIL $name "$(IFS=';'; echo "${problems[*]}")"
+  else
+    result PASS $name "DaemonSet Ready; kubelet registered $DRIVER through $socket; CSINode: nodeID $RN_NODE, topology key and allocatable 7; Node: nodeid annotation and zone label"
+  fi
+}
+
+registrations() {  # how often kubelet's log says it registered the driver
+  grep -c "Register new plugin with name: $DRIVER at" "$RN_WORK/logs/kubelet.log"
+}
+more_registrations_than() { (($(registrations) > $1)); }
+
+container_id() {  # the containerd ID of a container of the DaemonSet's pod
+  rn_kubectl -n kube-system get pods -l app.kubernetes.io/name=sample-csi-node -o json |
+    python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    for c in p["status"].get("containerStatuses", []):
+        if c["name"] == sys.argv[1] and c.get("state", {}).get("running"):
+            print(c["containerID"].split("//", 1)[1])' "$1"
+}
+restarted() { [[ -n $(container_id "$1") && $(container_id "$1") != "$2" ]]; }
+
+# 4. What a node does to the registrar: kubelet restarted, the driver container killed, the
+# registrar container killed, the registration socket deleted by hand. After each, kubelet must
+# register the driver again (a new "Register new plugin" line in its log) and the CSINode must
+# still list it.
+check_survival() {
+  local name=survival problems=() done_=() before id
+  local socket=/var/lib/kubelet/plugins_registry/$DRIVER-reg.sock
+
+  before=$(registrations)
+  kill "${RN_PID_OF[kubelet]}"
+  poll 60 bash -c "! kill -0 ${RN_PID_OF[kubelet]}"
+  if rn_start_kubelet && poll 120 more_registrations_than "$before"; then
+    done_+=("kubelet restarted: registered again")
+  else
+    problems+=("after kubelet's restart it did not register $DRIVER again")
+  fi
+
+  before=$(registrations)
+  id=$(container_id sample-csi-driver)
+  rn_ctr tasks kill -s SIGKILL "$id" >&2
+  if poll 120 restarted sample-csi-driver "$id" && poll 120 daemonset_ready &&
+    [[ -n $(csinode_driver_json) ]]; then
+    done_+=("driver killed: restarted, still registered")
+  else
+    problems+=("after the driver container was killed the pod did not come back Ready with $DRIVER registered")
+  fi
+
+  before=$(registrations)
+  id=$(container_id csi-node-driver-registrar)
+  rn_ctr tasks kill -s SIGKILL "$id" >&2
+  if poll 120 restarted csi-node-driver-registrar "$id" && poll 120 more_registrations_than "$before" &&
+    [[ -n $(csinode_driver_json) ]]; then
+    done_+=("registrar killed: registered again")
+  else
+    problems+=("after our registrar's container was killed kubelet did not register $DRIVER again")
+  fi
+
+  before=$(registrations)
+  rm -f "$socket"
+  if poll 120 more_registrations_than "$before" && [[ -S $socket ]]; then
+    done_+=("socket deleted: recreated and registered again")
+  else
+    problems+=("after $socket was deleted kubelet did not register $DRIVER again")
+  fi
+
+  if ((${#problems[@]})); then
+    result FAIL $name "$(IFS=';'; echo "${problems[*]}")"
+  else
+    result PASS $name "$(IFS=';'; echo "${done_[*]}")"
+  fi
+}
+
+pod_running() {
+  [[ "$(rn_kubectl -n "$1" get pod "$2" -o 'jsonpath={.status.phase}' 2>/dev/null)" == Running ]]
+}
+
+# The files the sample driver wrote into a pod's inline volume, as JSON {file: contents}.
+volume_files() {  # volume_files POD_UID VOLUME
+  python3 - "/var/lib/kubelet/pods/$1/volumes/kubernetes.io~csi/$2/mount" <<'EOF2'
+import json, os, sys
+root = sys.argv[1]
+files = {}
+for dirpath, _, names in os.walk(root):
+    for n in names:
+        p = os.path.join(dirpath, n)
+        with open(p, errors="replace") as f:
+            files[os.path.relpath(p, root)] = f.read()
+print(json.dumps(files, sort_keys=True))
+EOF2
+}
+
+inline_pod() {  # inline_pod NAME: a pod (our pause image) with one inline volume of the driver
+  cat <<EOF2
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  containers:
+  - name: app
+    image: $RN_PAUSE_IMAGE
+    volumeMounts: [{name: info, mountPath: /info, readOnly: true}]
+  volumes:
+  - name: info
+    csi:
+      driver: $DRIVER
+      readOnly: true
+      volumeAttributes: {greeting: hello from the real node}
+EOF2
+}
+
+# One inline pod: runs it, reads what the driver wrote, deletes it. Prints the files as JSON.
+run_inline_pod() {
+  local pod=$1 uid
+  inline_pod "$pod" | rn_kubectl apply -f - >&2 || return 1
+  poll 120 pod_running default "$pod" || { rn_kubectl -n default describe pod "$pod" >&2; return 1; }
+  uid=$(rn_kubectl -n default get pod "$pod" -o 'jsonpath={.metadata.uid}')
+  echo "{\"uid\": \"$uid\", \"files\": $(volume_files "$uid" info)}"
+  rn_kubectl -n default delete pod "$pod" --wait=true --timeout=120s >&2
+}
+
+# 2. A pod with an inline ephemeral CSI volume (seed 002): with podInfoOnMount in the CSIDriver
+# the driver gets the pod's name, namespace, UID and service account (seeds 000/001); with it
+# false, our registrar's --requires-publish-pod is all there is, and an unmodified kubelet never
+# asks for it (CSIRegistration.GetCSIDriverInfo is this project's API, not kubelet's).
+check_inline_ephemeral() {
+  local name=inline-ephemeral out problems=() said=()
+  poll 120 rn_kubectl -n default get serviceaccount default
+  if ! out=$(run_inline_pod inline-info); then
+    result FAIL $name "the pod with an inline volume did not run (described above)"
+    return
+  fi
+  if python3 - "$out" <<'EOF2'; then
+import json, sys
+d = json.loads(sys.argv[1]); f = d["files"]
+want = {"pod.name": "inline-info", "pod.namespace": "default", "pod.uid": d["uid"],
+        "serviceAccount.name": "default"}
+got = {k: v for k, v in f.items() if k.startswith("csi.storage.k8s.io")}
+for key, value in want.items():
+    match = [v for k, v in got.items() if k.endswith(key)]
+    assert match == [value], (key, value, got)
+assert [v for k, v in f.items() if k.endswith("greeting")] == ["hello from the real node"], f
+EOF2
+    said+=("podInfoOnMount true: the volume holds the pod's name, namespace, UID and service account")
+  else
+    problems+=("podInfoOnMount true: the volume's files are not the pod's: $out")
+  fi
+
+  # podInfoOnMount false: the CSIDriver is recreated without it; the registrar still says
+  # requires_publish_pod (deploy/daemonset.yaml passes --requires-publish-pod).
+  rn_kubectl delete csidriver "$DRIVER" >&2
+  sed 's/podInfoOnMount: true/podInfoOnMount: false/' "$repo/deploy/csidriver.yaml" | rn_kubectl apply -f - >&2
+  if ! out=$(run_inline_pod inline-no-info); then
+    problems+=("podInfoOnMount false: the pod did not run")
+  elif python3 - "$out" <<'EOF2'; then
+import json, sys
+f = json.loads(sys.argv[1])["files"]
+assert not [k for k in f if k.startswith("csi.storage.k8s.io/pod") or "serviceAccount" in k], f
+EOF2
+    said+=("podInfoOnMount false with --requires-publish-pod: no pod information, as expected of an unmodified kubelet $RN_KUBE_VERSION, which never calls GetCSIDriverInfo")
+  else
+    problems+=("podInfoOnMount false: pod information arrived, which an unmodified kubelet cannot have sent: $out")
+  fi
+  rn_kubectl delete csidriver "$DRIVER" >&2
+  rn_kubectl apply -f "$repo/deploy/csidriver.yaml" >&2
+  if ((${#problems[@]})); then
+    result FAIL $name "$(IFS=';'; echo "${problems[*]}")"
+  else
+    result PASS $name "$(IFS=';'; echo "${said[*]}")"
+  fi
+}
