@@ -3,7 +3,13 @@
 # modules (the Go module proxy), with the machine's Go, into a cache directory, so that a second
 # run builds nothing. Nothing of what it fetches or builds is inside the checkout.
 #
-#   build-kube.sh VERSION OUT_DIR      e.g. build-kube.sh v1.37.2 /var/cache/ndr-real-node/kube/v1.37.2
+#   build-kube.sh VERSION OUT_DIR [MODULES_DIR]
+#       e.g. build-kube.sh v1.37.2 /var/cache/ndr-real-node/kube/v1.37.2
+#
+# A staging module that the Go module proxy does not serve at that version (here, for v1.26.15:
+# k8s.io/controller-manager and k8s.io/kube-controller-manager v0.26.15) is taken from
+# MODULES_DIR/NAME@VERSION if that holds its source, e.g. from a clone of
+# github.com/kubernetes/NAME:  git -C NAME archive --prefix=NAME@v0.26.15/ v0.26.15 | tar -x -C MODULES_DIR
 #
 # k8s.io/kubernetes requires its staging modules (k8s.io/api, k8s.io/client-go, ...) at v0.0.0
 # and replaces them with ./staging/src/...; a module that requires k8s.io/kubernetes must replace
@@ -13,6 +19,7 @@ set -euo pipefail
 
 version=${1:?usage: build-kube.sh VERSION OUT_DIR}
 out=${2:?usage: build-kube.sh VERSION OUT_DIR}
+modules_dir=${3:-$(dirname "$(dirname "$out")")/modules}
 binaries=(kubelet kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
 if [[ ! $version =~ ^v1\.([0-9]+)\.([0-9]+)$ ]]; then
@@ -55,8 +62,23 @@ fi
   echo "require k8s.io/kubernetes $version"
   echo
   sed -n 's#^\s*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/k8s\.io/[a-z0-9-]*$#\1#p' "$kube_gomod" |
-    while read -r module; do echo "replace $module => $module $staging_version"; done
+    while read -r module; do
+      local_copy=$modules_dir/${module#k8s.io/}@$staging_version
+      if [[ -f $local_copy/go.mod ]]; then
+        echo "replace $module => $local_copy"
+      elif "$go_bin" mod download -json "$module@$staging_version" | grep -q '"Error"'; then
+        echo "build-kube.sh: the Go module proxy does not serve $module@$staging_version; put its" \
+          "source in $local_copy (git -C ${module#k8s.io/} archive --prefix=${module#k8s.io/}@$staging_version/" \
+          "$staging_version | tar -x -C $modules_dir, in a clone of github.com/kubernetes/${module#k8s.io/})" >&2
+        echo "missing $module"
+      else
+        echo "replace $module => $module $staging_version"
+      fi
+    done
 } > go.mod
+if grep -q '^missing ' go.mod; then
+  exit 1
+fi
 touch go.sum
 
 pkg=k8s.io/component-base/version
