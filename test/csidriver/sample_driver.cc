@@ -72,6 +72,51 @@ absl::Status CheckSharedPropagation(const std::string& path) {
   return absl::OkStatus();
 }
 
+// Removes everything under the directory `dir` (not `dir` itself): what a pod wrote into a
+// published volume, which in this driver is the target directory itself. Symbolic links are
+// removed, never followed, and nothing on another filesystem is touched: a mount found inside is
+// left, and the caller's rmdir of `dir` then fails and says so.
+absl::Status RemoveContents(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open", dir, errno);
+  struct stat top;
+  if (fstat(fd, &top) != 0) {
+    const int saved = errno;
+    close(fd);
+    return ErrnoError("stat", dir, saved);
+  }
+  DIR* stream = fdopendir(fd);
+  if (stream == nullptr) {
+    const int saved = errno;
+    close(fd);
+    return ErrnoError("read directory", dir, saved);
+  }
+  absl::Status status;
+  std::vector<std::string> names;
+  while (struct dirent* entry = readdir(stream)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  for (const std::string& name : names) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    struct stat st;
+    if (fstatat(dirfd(stream), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      status = ErrnoError("stat", path, errno);
+      break;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (st.st_dev != top.st_dev) continue;  // a mount: not ours to empty
+      if (status = RemoveContents(path); !status.ok()) break;
+    }
+    if (unlinkat(dirfd(stream), name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0) {
+      status = ErrnoError("remove", path, errno);
+      break;
+    }
+  }
+  closedir(stream);
+  return status;
+}
+
 absl::Status WriteWholeFile(const std::string& path, absl::string_view contents, mode_t mode) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoError("create", path, errno);
@@ -666,6 +711,10 @@ absl::Status NodeService::Unpublish(const csi::v1::NodeUnpublishVolumeRequest& r
   if (unlink(marker_path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoError("remove", marker_path, errno);
   }
+  // What the pod wrote into the volume goes with it: the target directory is this driver's
+  // volume, not a mount over one (found by a real kubelet, test/e2e/real-node.sh: a pod's file
+  // left the directory non-empty and every NodeUnpublishVolume failed).
+  if (absl::Status s = RemoveContents(target); !s.ok()) return s;
   if (rmdir(target.c_str()) != 0) return ErrnoError("remove directory", target, errno);
   return absl::OkStatus();
 }

@@ -214,6 +214,26 @@ TEST_F(SampleDriverTest, PublishWritesOneFilePerKeyAndUnpublishRemovesThem) {
   EXPECT_TRUE(Unpublish("csi-abc", target).ok());
 }
 
+// The target directory is the volume: what the pod wrote there goes with it on unpublish, links
+// are removed and not followed. (A real kubelet's NodeUnpublishVolume failed on a pod's file
+// before: test/e2e/real-node.sh.)
+TEST_F(SampleDriverTest, UnpublishRemovesWhatThePodWroteButNothingOutside) {
+  const std::string target = dir_.Join("pod/mount");
+  ASSERT_TRUE(Publish(ValidPublish()).ok());
+  const std::string outside = dir_.Join("outside");
+  ASSERT_EQ(mkdir(outside.c_str(), 0755), 0);
+  ASSERT_TRUE(::ndr::testing::WriteFile(outside + "/keep", "keep"));
+  ASSERT_EQ(mkdir((target + "/sub").c_str(), 0755), 0);
+  ASSERT_TRUE(::ndr::testing::WriteFile(target + "/sub/written-by-pod", "data"));
+  ASSERT_EQ(symlink(outside.c_str(), (target + "/link").c_str()), 0);
+  ASSERT_TRUE(Unpublish("csi-abc", target).ok());
+  struct stat st;
+  EXPECT_NE(lstat(target.c_str(), &st), 0);
+  std::string contents;
+  ASSERT_TRUE(ReadFile(outside + "/keep", &contents));
+  EXPECT_EQ(contents, "keep");
+}
+
 // --stage-unstage: the spec's staging rules.
 class StagingDriverTest : public SampleDriverTest {
  protected:
