@@ -51,6 +51,12 @@ RN_API_PORT=16443
 RN_KCM_PORT=10357
 RN_SCHED_PORT=10359
 RN_PAUSE_IMAGE=localhost/ndr/pause:3.10
+RN_BUSYBOX_IMAGE=localhost/ndr/busybox:e2e
+# The real sidecars of the persistent-volume check, built from their Go modules.
+ATTACHER=(github.com/kubernetes-csi/external-attacher/v4 v4.13.0 cmd/csi-attacher)
+PROVISIONER=(github.com/kubernetes-csi/external-provisioner/v6 v6.4.0 cmd/csi-provisioner)
+RN_ATTACHER_IMAGE=localhost/ndr/csi-attacher:${ATTACHER[1]}
+RN_PROVISIONER_IMAGE=localhost/ndr/csi-provisioner:${PROVISIONER[1]}
 DRIVER=sample.csi.example.com
 
 source "$here/real-node/cluster.sh"
@@ -150,9 +156,18 @@ rn_log "building the registrar and sample-driver images"
     bash images/build-images.sh "$RN_WORK/images" \
       "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2
 ) || { echo "real-node.sh: building the images failed (above)" >&2; exit 1; }
+pack() { python3 "$here/real-node/docker_archive.py" "$RN_WORK/images/$1.tar" "$2" "$3"; }
 gcc -static -Os -s -o "$RN_WORK/images/pause" "$here/real-node/pause.c" &&
-  python3 "$here/real-node/docker_archive.py" "$RN_WORK/images/pause.tar" "$RN_PAUSE_IMAGE" \
-    "/pause=$RN_WORK/images/pause" || { echo "real-node.sh: building the pause image failed" >&2; exit 1; }
+  pack pause "$RN_PAUSE_IMAGE" "/pause=$RN_WORK/images/pause" &&
+  pack busybox "$RN_BUSYBOX_IMAGE" "/bin/busybox=/bin/busybox" ||
+  { echo "real-node.sh: building the pause and busybox images failed" >&2; exit 1; }
+for sidecar in ATTACHER PROVISIONER; do
+  declare -n spec=$sidecar
+  binary=$RN_CACHE/sidecars/${spec[2]##*/}-${spec[1]}
+  bash "$here/real-node/build-go-command.sh" "${spec[@]}" "$binary" &&
+    pack "${spec[2]##*/}" "localhost/ndr/${spec[2]##*/}:${spec[1]}" "/${spec[2]##*/}=$binary" ||
+    { echo "real-node.sh: building ${spec[0]} ${spec[1]} failed (above)" >&2; exit 1; }
+done
 
 finish() {
   local rc=$?
@@ -182,7 +197,9 @@ rn_make_pki
 up() {
   rn_start_etcd && rn_start_apiserver && rn_start_controller_manager && rn_start_scheduler &&
     rn_start_containerd &&
-    rn_ctr images import "$RN_WORK/images/pause.tar" >&2 &&
+    for image in pause busybox csi-attacher csi-provisioner; do
+      rn_ctr images import "$RN_WORK/images/$image.tar" >&2 || return 1
+    done &&
     rn_ctr images import "$RN_WORK/images/csi-node-driver-registrar.oci.tar" >&2 &&
     rn_ctr images import "$RN_WORK/images/sample-csi-driver.oci.tar" >&2 &&
     rn_start_kubelet
@@ -196,8 +213,7 @@ source "$here/real-node/checks.sh"
 check_registration
 if [[ ${results[-1]} == PASS* ]]; then
   check_inline_ephemeral
-  # Not built yet (issue 34 is in progress): reported as a failure, never as a pass.
-  result FAIL persistent-volume "not implemented yet"
+  check_persistent_volume
   check_survival
 else
   for c in inline-ephemeral persistent-volume survival; do

@@ -255,3 +255,167 @@ EOF2
     result PASS $name "$(IFS=';'; echo "${said[*]}")"
   fi
 }
+
+# --- 3. a persistent volume -------------------------------------------------------------------
+
+controller_manifests() {
+  cat <<EOF2
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: sample-csi-controller, namespace: kube-system}
+---
+# A test fixture, not a deployment guide: the sidecars' own RBAC files are not what is tested.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: sample-csi-controller}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{kind: ServiceAccount, name: sample-csi-controller, namespace: kube-system}]
+---
+# The sample driver's Controller service with the real external-provisioner and
+# external-attacher beside it. hostNetwork, and the API server's loopback address in place of
+# the kubernetes Service's: this node runs no kube-proxy.
+apiVersion: v1
+kind: Pod
+metadata: {name: sample-csi-controller, namespace: kube-system}
+spec:
+  serviceAccountName: sample-csi-controller
+  hostNetwork: true
+  containers:
+  - name: driver
+    image: localhost/ndr/sample-csi-driver:0.1.0
+    args: [--endpoint=unix:///csi/csi.sock, --drivername=$DRIVER, --nodeid=controller, --controller]
+    volumeMounts: [{name: socket-dir, mountPath: /csi}]
+  - name: csi-provisioner
+    image: $RN_PROVISIONER_IMAGE
+    args: [--csi-address=/csi/csi.sock, --v=2]
+    env: &api
+    - {name: KUBERNETES_SERVICE_HOST, value: 127.0.0.1}
+    - {name: KUBERNETES_SERVICE_PORT, value: "$RN_API_PORT"}
+    volumeMounts: [{name: socket-dir, mountPath: /csi}]
+  - name: csi-attacher
+    image: $RN_ATTACHER_IMAGE
+    args: [--csi-address=/csi/csi.sock, --v=2]
+    env: *api
+    volumeMounts: [{name: socket-dir, mountPath: /csi}]
+  volumes:
+  - {name: socket-dir, emptyDir: {}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: sample}
+provisioner: $DRIVER
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: sample
+  resources: {requests: {storage: 1Gi}}
+EOF2
+}
+
+pv_pod() {
+  cat <<EOF2
+apiVersion: v1
+kind: Pod
+metadata: {name: pv-user, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  containers:
+  - name: app
+    image: $RN_BUSYBOX_IMAGE
+    command: [/bin/busybox, sh, -c, "echo written by the pod > /data/pod-wrote && /bin/busybox cat /data/pod-wrote && /bin/busybox ls /data && exec /bin/busybox sleep 3600"]
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: data}}
+EOF2
+}
+
+pvc_bound() {
+  [[ "$(rn_kubectl -n default get pvc data -o 'jsonpath={.status.phase}' 2>/dev/null)" == Bound ]]
+}
+attachment_state() {  # "true" once the PV's VolumeAttachment for this node says attached
+  rn_kubectl get volumeattachments -o json | python3 -c '
+import json, sys
+for v in json.load(sys.stdin)["items"]:
+    if v["spec"]["source"].get("persistentVolumeName") == sys.argv[1] and v["spec"]["nodeName"] == sys.argv[2]:
+        print(str(v.get("status", {}).get("attached", False)).lower())' "$1" "$RN_NODE"
+}
+attached() { [[ "$(attachment_state "$1")" == true ]]; }
+detached() { [[ -z "$(attachment_state "$1")" ]]; }
+pod_gone() { ! rn_kubectl -n "$1" get pod "$2" >/dev/null 2>&1; }
+pod_says() { rn_kubectl -n default logs pv-user 2>/dev/null | grep -q "$1"; }
+
+# 3. A claim provisioned by the real external-provisioner from the sample driver's controller,
+# attached by the real attach/detach controller and external-attacher, staged and published by
+# the real kubelet, written and read by the pod; the pod deleted: unpublished, unstaged,
+# detached, nothing left under kubelet's root.
+check_persistent_volume() {
+  local name=persistent-volume problems=() said=()
+  # The driver as a persistent-volume driver: attach required, staging advertised.
+  rn_kubectl delete csidriver "$DRIVER" >&2
+  rn_kubectl apply -f - >&2 <<EOF2
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: $DRIVER}
+spec:
+  attachRequired: true
+  podInfoOnMount: true
+  volumeLifecycleModes: [Persistent, Ephemeral]
+EOF2
+  # deploy/ is an inline-volume deployment (its CSIDriver lists Ephemeral only), so its driver
+  # container sees only kubelet's pods directory; staging needs kubelet's CSI staging directory
+  # too, as every persistent-volume driver's DaemonSet mounts it.
+  rn_kubectl -n kube-system patch daemonset sample-csi-node --type=json -p '[
+    {"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": "--stage-unstage"},
+    {"op": "add", "path": "/spec/template/spec/volumes/-", "value":
+      {"name": "staging-dir", "hostPath": {"path": "/var/lib/kubelet/plugins/kubernetes.io/csi", "type": "DirectoryOrCreate"}}},
+    {"op": "add", "path": "/spec/template/spec/containers/0/volumeMounts/-", "value":
+      {"name": "staging-dir", "mountPath": "/var/lib/kubelet/plugins/kubernetes.io/csi"}}]' >&2
+  rn_kubectl -n kube-system rollout status daemonset sample-csi-node --timeout=180s >&2
+  controller_manifests | rn_kubectl apply -f - >&2
+  if ! poll 180 pvc_bound; then
+    rn_kubectl -n kube-system logs sample-csi-controller -c csi-provisioner --tail=30 >&2
+    result FAIL $name "the claim was not provisioned and bound within 180 s (provisioner's log above)"
+    return
+  fi
+  local pv
+  pv=$(rn_kubectl -n default get pvc data -o 'jsonpath={.spec.volumeName}')
+  said+=("claim bound to $pv by external-provisioner")
+  pv_pod | rn_kubectl apply -f - >&2
+  if ! poll 180 pod_running default pv-user; then
+    rn_kubectl -n default describe pod pv-user >&2
+    result FAIL $name "the pod using $pv did not run within 180 s (described above)"
+    return
+  fi
+  attached "$pv" && said+=("attached (VolumeAttachment)") || problems+=("no attached VolumeAttachment for $pv")
+  poll 60 pod_says "written by the pod" && said+=("written and read by the pod") ||
+    problems+=("the pod did not write and read its volume: $(rn_kubectl -n default logs pv-user 2>&1 | head -5)")
+  local uid staging target
+  uid=$(rn_kubectl -n default get pod pv-user -o 'jsonpath={.metadata.uid}')
+  target=/var/lib/kubelet/pods/$uid/volumes/kubernetes.io~csi/$pv/mount
+  staging=$(find /var/lib/kubelet/plugins/kubernetes.io/csi -mindepth 2 -maxdepth 3 -name globalmount 2>/dev/null | head -1)
+  [[ -f $target/pod-wrote ]] && said+=("published at $target") || problems+=("nothing the pod wrote at $target")
+  [[ -n $staging ]] && said+=("staged at ${staging#/var/lib/kubelet/}") || problems+=("no staging directory under plugins/kubernetes.io/csi")
+
+  rn_kubectl -n default delete pod pv-user --wait=true --timeout=120s >&2
+  poll 120 pod_gone default pv-user || problems+=("the pod was not deleted")
+  poll 120 detached "$pv" && said+=("after deletion detached") || problems+=("$pv stayed attached after the pod was deleted")
+  [[ ! -e /var/lib/kubelet/pods/$uid ]] || problems+=("/var/lib/kubelet/pods/$uid is still there")
+  # kubelet removes the volume's own directory (globalmount, vol_data.json and their parent:
+  # csi_mounter.go removeMountDir, v1.26.15 and v1.37.2) and keeps the driver's directory above
+  # it, empty, as it does on every node: anything inside that is left over.
+  local left
+  left=$(find /var/lib/kubelet/plugins/kubernetes.io/csi -mindepth 2 2>/dev/null | head -5)
+  [[ -z $left ]] && said+=("unpublished and unstaged, nothing left under kubelet's root") ||
+    problems+=("left under kubelet's root: $left")
+  rn_kubectl -n default delete pvc data --wait=true --timeout=120s >&2
+  if ((${#problems[@]})); then
+    result FAIL $name "$(IFS=';'; echo "${problems[*]}")"
+  else
+    result PASS $name "$(IFS=';'; echo "${said[*]}")"
+  fi
+}

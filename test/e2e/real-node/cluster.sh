@@ -137,7 +137,8 @@ rn_start_apiserver() {
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc \
     --service-cluster-ip-range=10.96.0.0/24 \
-    --authorization-mode=Node,RBAC --allow-privileged=true
+    --authorization-mode=Node,RBAC --allow-privileged=true \
+    --kubelet-preferred-address-types=InternalIP
   rn_wait_for kube-apiserver 180 "$RN_WORK/logs/kube-apiserver.log" rn_curl_api /readyz
 }
 
