@@ -13,6 +13,10 @@
 # --kube-bin-dir   take kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and
 #                  kubectl from DIR instead of building them
 # --cache-dir      where built binaries are kept between runs (default /var/cache/ndr-real-node)
+# --source-dir     a directory with git clones of kubernetes-csi/csi-driver-host-path and
+#                  kubernetes-csi/node-driver-registrar (as those names), which the Go module
+#                  proxy does not serve: the mock CSI driver and the Go registrar of the e2e
+#                  check are built from them at the tags the release's manifests name
 # --keep           leave the node running after the checks (for a look around); teardown with
 #                  `bash test/e2e/real-node.sh --teardown`
 set -uo pipefail
@@ -23,6 +27,7 @@ repo=$(cd "$here/../.." && pwd)
 RN_KUBE_VERSION=v1.37.2
 RN_CACHE=/var/cache/ndr-real-node
 RN_BIN=
+RN_SOURCE=
 keep=false
 teardown_only=false
 for arg in "$@"; do
@@ -30,6 +35,7 @@ for arg in "$@"; do
     --kube-version=*) RN_KUBE_VERSION=${arg#*=} ;;
     --kube-bin-dir=*) RN_BIN=${arg#*=} ;;
     --cache-dir=*) RN_CACHE=${arg#*=} ;;
+    --source-dir=*) RN_SOURCE=${arg#*=} ;;
     --keep) keep=true ;;
     --teardown) teardown_only=true ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -129,7 +135,7 @@ if [[ -z $RN_BIN ]]; then
     exit 1
   }
 fi
-for b in kubelet kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+for b in kubelet kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl; do
   if [[ ! -x $RN_BIN/$b ]]; then
     echo "real-node.sh: $RN_BIN/$b is missing" >&2
     exit 2
@@ -159,7 +165,8 @@ rn_log "building the registrar and sample-driver images"
 pack() { python3 "$here/real-node/docker_archive.py" "$RN_WORK/images/$1.tar" "$2" "$3"; }
 gcc -static -Os -s -o "$RN_WORK/images/pause" "$here/real-node/pause.c" &&
   pack pause "$RN_PAUSE_IMAGE" "/pause=$RN_WORK/images/pause" &&
-  pack busybox "$RN_BUSYBOX_IMAGE" "/bin/busybox=/bin/busybox" ||
+  pack busybox "$RN_BUSYBOX_IMAGE" "/bin/busybox=/bin/busybox" \
+    $(/bin/busybox --list | grep -vx busybox | sed 's|.*|/bin/&->busybox|') ||
   { echo "real-node.sh: building the pause and busybox images failed" >&2; exit 1; }
 for sidecar in ATTACHER PROVISIONER; do
   declare -n spec=$sidecar
@@ -171,6 +178,7 @@ done
 
 finish() {
   local rc=$?
+  if ((rc > 128)); then result FAIL interrupted "the run was stopped by signal $((rc - 128)) before every check ran"; fi
   if $keep; then
     rn_log "--keep: the node stays up; kubectl --kubeconfig=$RN_WORK/admin.kubeconfig ...;" \
       "bash test/e2e/real-node.sh --teardown ends it"
@@ -202,7 +210,7 @@ up() {
     done &&
     rn_ctr images import "$RN_WORK/images/csi-node-driver-registrar.oci.tar" >&2 &&
     rn_ctr images import "$RN_WORK/images/sample-csi-driver.oci.tar" >&2 &&
-    rn_start_kubelet
+    rn_start_kubelet && rn_start_kube_proxy
 }
 if ! up; then
   result FAIL registration "the node did not come up (logs under $RN_WORK/logs, shown above)"
@@ -210,6 +218,7 @@ if ! up; then
 fi
 
 source "$here/real-node/checks.sh"
+source "$here/real-node/e2e-images.sh"
 check_registration
 if [[ ${results[-1]} == PASS* ]]; then
   check_inline_ephemeral
@@ -220,4 +229,12 @@ else
     result FAIL $c "not run: the driver never registered"
   done
 fi
-result FAIL kubernetes-e2e "not implemented yet"
+if [[ ${results[0]} == PASS* ]]; then
+  if prepare_e2e 2> >(tee "$RN_WORK/logs/e2e-prepare.log" >&2) >/dev/null; then
+    check_kubernetes_e2e
+  else
+    result FAIL kubernetes-e2e "could not prepare it: $(tail -1 "$RN_WORK/logs/e2e-prepare.log")"
+  fi
+else
+  result FAIL kubernetes-e2e "not run: the driver never registered"
+fi

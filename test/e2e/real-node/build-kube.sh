@@ -20,7 +20,7 @@ set -euo pipefail
 version=${1:?usage: build-kube.sh VERSION OUT_DIR}
 out=${2:?usage: build-kube.sh VERSION OUT_DIR}
 modules_dir=${3:-$(dirname "$(dirname "$out")")/modules}
-binaries=(kubelet kube-apiserver kube-controller-manager kube-scheduler kubectl)
+binaries=(kubelet kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl)
 
 if [[ ! $version =~ ^v1\.([0-9]+)\.([0-9]+)$ ]]; then
   echo "build-kube.sh: '$version' is not a Kubernetes release such as v1.37.2" >&2

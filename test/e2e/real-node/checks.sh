@@ -419,3 +419,87 @@ EOF2
     result PASS $name "$(IFS=';'; echo "${said[*]}")"
   fi
 }
+
+# --- 5. Kubernetes' own CSI mock e2e tests ----------------------------------------------------
+
+# The "CSI Mock" tests about pod info on mount (inline ephemeral volumes among them),
+# service-account tokens and requiresRepublish, from the release's own test/e2e.
+E2E_FOCUS='CSI Mock (workload info|volume service account token)'
+
+# One run of e2e.test against this node with the registrar image REGISTRAR_IMAGE standing in for
+# registry.k8s.io/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG (the mock driver's
+# manifests name that image; the e2e framework's own registry override, KUBE_TEST_REPO_LIST, moves every
+# registry.k8s.io image to localhost/ndr/..., where this script imported its own builds).
+# Writes RN_WORK/e2e-LABEL.xml (JUnit) and prints "passed failed skipped seconds".
+run_e2e() {
+  local label=$1 registrar_image=$2 report=$RN_WORK/e2e-$1
+  rn_ctr images tag --force "$registrar_image" \
+    "localhost/ndr/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG" >/dev/null || return 1
+  mkdir -p "$report"
+  cat >"$RN_WORK/repo-list.yaml" <<EOF2
+sigStorageRegistry: localhost/ndr/sig-storage
+promoterE2eRegistry: localhost/ndr/e2e-test-images
+gcRegistry: localhost/ndr/gc
+EOF2
+  local start=$SECONDS
+  KUBE_TEST_REPO_LIST=$RN_WORK/repo-list.yaml "$RN_BIN/e2e.test" \
+    --kubeconfig="$RN_WORK/admin.kubeconfig" --provider=skeleton \
+    --ginkgo.focus="$E2E_FOCUS" --ginkgo.skip='\[Serial\]|\[Disruptive\]|\[Feature:' \
+    --ginkgo.no-color --ginkgo.junit-report="$report/junit.xml" --report-dir="$report" \
+    >"$RN_WORK/logs/e2e-$label.log" 2>&1
+  python3 - "$report/junit.xml" "$((SECONDS - start))" <<'EOF2'
+import sys, xml.etree.ElementTree as ET
+cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
+p = f = s = 0
+for c in cases:
+    if c.find("skipped") is not None: s += 1
+    elif c.find("failure") is not None or c.find("error") is not None: f += 1
+    else: p += 1
+print(p, f, s, sys.argv[2])
+EOF2
+}
+
+# Per test: name and outcome, from a JUnit report (skipped tests left out).
+e2e_outcomes() {
+  python3 - "$1" <<'EOF2'
+import sys, xml.etree.ElementTree as ET
+for c in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    if c.find("skipped") is not None: continue
+    bad = c.find("failure") is not None or c.find("error") is not None
+    print(("FAIL" if bad else "PASS") + "\t" + c.get("time", "?") + "\t" + c.get("name"))
+EOF2
+}
+
+check_kubernetes_e2e() {
+  local name=kubernetes-e2e ours go
+  if [[ ! -x $RN_BIN/e2e.test ]]; then
+    result FAIL $name "no e2e.test in $RN_BIN"
+    return
+  fi
+  if ! ours=$(run_e2e ours "$RN_REGISTRAR_IMAGE"); then
+    result FAIL $name "e2e.test with our registrar did not run (log: $RN_WORK/logs/e2e-ours.log)"
+    return
+  fi
+  read -r op of os_ osec <<<"$ours"
+  e2e_outcomes "$RN_WORK/e2e-ours/junit.xml" >"$RN_WORK/e2e-ours.txt"
+  if [[ -n ${RN_GO_REGISTRAR_IMAGE:-} ]] && go=$(run_e2e go "$RN_GO_REGISTRAR_IMAGE"); then
+    read -r gp gf gs gsec <<<"$go"
+    e2e_outcomes "$RN_WORK/e2e-go/junit.xml" >"$RN_WORK/e2e-go.txt"
+    local differences
+    differences=$(diff <(cut -f1,3 "$RN_WORK/e2e-ours.txt" | sort -t$'\t' -k2) \
+      <(cut -f1,3 "$RN_WORK/e2e-go.txt" | sort -t$'\t' -k2) | grep '^[<>]' || true)
+    {
+      echo "outcome, seconds and name of each test: ours | Go registrar $RN_REGISTRAR_TAG"
+      join -t$'\t' -1 3 -2 3 <(sort -t$'\t' -k3 "$RN_WORK/e2e-ours.txt") <(sort -t$'\t' -k3 "$RN_WORK/e2e-go.txt")
+    } >"$RN_WORK/e2e-comparison.txt"
+    if ((of == 0 && op > 0)) && [[ -z $differences ]]; then
+      result PASS $name "'$E2E_FOCUS': ours $op passed, $of failed in ${osec}s; Go registrar $RN_REGISTRAR_TAG $gp passed, $gf failed in ${gsec}s; same outcome for every test ($RN_WORK/e2e-comparison.txt)"
+    else
+      result FAIL $name "ours $op passed, $of failed; Go registrar $RN_REGISTRAR_TAG $gp passed, $gf failed; differences: $differences (logs: $RN_WORK/logs/e2e-*.log)"
+    fi
+  elif ((of == 0 && op > 0)); then
+    result FAIL $name "ours: $op passed, 0 failed in ${osec}s; the side-by-side run with the Go registrar $RN_REGISTRAR_TAG did not run (give --source-dir with a node-driver-registrar clone)"
+  else
+    result FAIL $name "ours: $op passed, $of failed, $os_ skipped (failures in $RN_WORK/e2e-ours.txt, log $RN_WORK/logs/e2e-ours.log)"
+  fi
+}

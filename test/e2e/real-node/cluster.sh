@@ -97,10 +97,11 @@ rn_make_pki() {
   rn_cert kube-controller-manager "/CN=system:kube-controller-manager"
   rn_cert kube-scheduler "/CN=system:kube-scheduler"
   rn_cert kubelet "/O=system:nodes/CN=system:node:$RN_NODE" "IP:127.0.0.1,IP:$RN_NODE_IP,DNS:$RN_NODE"
+  rn_cert kube-proxy "/CN=system:kube-proxy"
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
   local n
-  for n in admin kube-controller-manager kube-scheduler kubelet; do rn_kubeconfig "$n"; done
+  for n in admin kube-controller-manager kube-scheduler kubelet kube-proxy; do rn_kubeconfig "$n"; done
 }
 
 rn_kubectl() { "$RN_BIN/kubectl" --kubeconfig="$RN_WORK/admin.kubeconfig" "$@"; }
@@ -124,12 +125,13 @@ rn_start_etcd() {
 
 rn_start_apiserver() {
   local pki=$RN_WORK/pki
-  # A loopback --advertise-address is refused: advertise the machine's address, serve on
-  # loopback, and keep the address out of the kubernetes Service's endpoints.
+  # A loopback --advertise-address is refused: it advertises the machine's address, which is
+  # what the kubernetes Service's endpoint becomes (pods reach 10.96.0.1:443 through kube-proxy),
+  # so it serves on every address, to clients with a certificate of this run's CA only.
   rn_start kube-apiserver "$RN_BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$RN_ETCD_PORT" \
-    --bind-address=127.0.0.1 --secure-port="$RN_API_PORT" \
-    --advertise-address="$RN_NODE_IP" --endpoint-reconciler-type=none \
+    --bind-address=0.0.0.0 --secure-port="$RN_API_PORT" --anonymous-auth=false \
+    --advertise-address="$RN_NODE_IP" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
     --kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
@@ -250,6 +252,28 @@ EOF
   rn_wait_for "node $RN_NODE Ready" 180 "$RN_WORK/logs/kubelet.log" rn_node_ready
 }
 
+# kube-proxy in iptables mode: pods that are not hostNetwork reach the API server through the
+# kubernetes Service (the CSI mock driver's sidecars do). It changes no conntrack sysctl here and
+# opens no node port on loopback; its rules go with `kube-proxy --cleanup` in the teardown.
+rn_start_kube_proxy() {
+  {
+    cat <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $RN_WORK/kube-proxy.kubeconfig}
+hostnameOverride: $RN_NODE
+mode: iptables
+clusterCIDR: 10.244.77.0/24
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+healthzBindAddress: 127.0.0.1:10356
+metricsBindAddress: 127.0.0.1:10349
+EOF
+    (($(rn_minor) >= 27)) && echo "iptables: {localhostNodePorts: false}"
+  } >"$RN_WORK/kube-proxy-config.yaml"
+  rn_start kube-proxy "$RN_BIN/kube-proxy" --config="$RN_WORK/kube-proxy-config.yaml"
+  rn_wait_for kube-proxy 60 "$RN_WORK/logs/kube-proxy.log" curl -sf http://127.0.0.1:10356/healthz
+}
+
 rn_node_ready() {
   [[ "$(rn_kubectl get node "$RN_NODE" \
     -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
@@ -257,7 +281,8 @@ rn_node_ready() {
 
 # --- what the host looked like, and teardown ------------------------------------------------
 
-RN_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)
+RN_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward
+  net.ipv4.conf.all.route_localnet)
 
 rn_host_snapshot() {  # rn_host_snapshot FILE: what must be the same after the teardown
   {
@@ -267,6 +292,7 @@ rn_host_snapshot() {  # rn_host_snapshot FILE: what must be the same after the t
     ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^($RN_BRIDGE|veth)" | sort
     echo "# iptables"
     { iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } | grep -E '^[:-].*KUBE-' | sort
+    command -v nft >/dev/null && nft list tables 2>/dev/null | sort
     echo "# cgroups"
     find /sys/fs/cgroup -maxdepth 2 -type d -name kubepods 2>/dev/null | sort
     echo "# processes"
@@ -321,6 +347,12 @@ rn_teardown() {
     done
   fi
   pkill -9 -f "containerd-shim-runc-v2 .*-address $RN_RUN/containerd.sock" 2>/dev/null || true
+  # kube-proxy's rules (iptables chains, and nftables tables where it made them).
+  if [[ -x ${RN_BIN:-}/kube-proxy && -f $RN_WORK/kube-proxy-config.yaml ]]; then
+    "$RN_BIN/kube-proxy" --cleanup --config="$RN_WORK/kube-proxy-config.yaml" \
+      >>"$RN_WORK/logs/kube-proxy-cleanup.log" 2>&1 ||
+      rn_log "kube-proxy --cleanup failed (its log: $RN_WORK/logs/kube-proxy-cleanup.log)"
+  fi
   # Network namespaces that containerd's CNI made, then the bridge.
   for ns in /run/netns/cni-*; do
     [[ -e $ns ]] || continue
