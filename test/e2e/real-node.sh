@@ -196,6 +196,8 @@ finish() {
   ((failed == 0)) || exit 1
 }
 trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # --- the node -------------------------------------------------------------------------------
 

@@ -178,7 +178,7 @@ rn_start_containerd() {
   "cniVersion": "0.4.0",
   "name": "ndr-real-node",
   "plugins": [
-    {"type": "bridge", "bridge": "$RN_BRIDGE", "isGateway": true, "ipMasq": false,
+    {"type": "bridge", "bridge": "$RN_BRIDGE", "isGateway": true, "isDefaultGateway": true, "ipMasq": false,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.244.77.0/24"}]],
               "dataDir": "$RN_WORK/cni/ipam"}}
   ]
@@ -322,6 +322,31 @@ rn_remove_cgroups() {  # removes every kubepods cgroup, leaves first
   done
 }
 
+# KUBE-* iptables chains that were not there before this run, with the rules that jump to them:
+# kube-proxy --cleanup leaves KUBE-FIREWALL (kubelet makes it too, where makeIPTablesUtilChains
+# is on: pkg/kubelet/kubelet_network_linux.go syncIPTablesRules, v1.37.2).
+rn_remove_kube_chains() {
+  local tool table chain rule
+  for tool in iptables ip6tables; do
+    command -v "$tool" >/dev/null || continue
+    for table in filter nat mangle; do
+      for chain in $("$tool" -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
+        grep -qx ":$chain - \[0:0\]" "$RN_WORK/host.before" 2>/dev/null && continue
+        "$tool" -t "$table" -S | grep -- "-j $chain\( \|$\)" | grep -v "^-A KUBE-" | sed 's/^-A //' |
+          while read -r rule; do eval "$tool -t $table -D $rule" 2>/dev/null || true; done
+      done
+      for chain in $("$tool" -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
+        grep -qx ":$chain - \[0:0\]" "$RN_WORK/host.before" 2>/dev/null && continue
+        "$tool" -t "$table" -F "$chain" 2>/dev/null || true
+      done
+      for chain in $("$tool" -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
+        grep -qx ":$chain - \[0:0\]" "$RN_WORK/host.before" 2>/dev/null && continue
+        "$tool" -t "$table" -X "$chain" 2>/dev/null || rn_log "could not remove $tool chain $chain in $table"
+      done
+    done
+  done
+}
+
 rn_teardown() {
   rn_log "tearing down"
   # Pods' containers first, while containerd still knows them, then the components, newest first.
@@ -353,6 +378,7 @@ rn_teardown() {
       >>"$RN_WORK/logs/kube-proxy-cleanup.log" 2>&1 ||
       rn_log "kube-proxy --cleanup failed (its log: $RN_WORK/logs/kube-proxy-cleanup.log)"
   fi
+  rn_remove_kube_chains
   # Network namespaces that containerd's CNI made, then the bridge.
   for ns in /run/netns/cni-*; do
     [[ -e $ns ]] || continue
