@@ -162,7 +162,11 @@ rn_log "building the registrar and sample-driver images"
     bash images/build-images.sh "$RN_WORK/images" \
       "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2
 ) || { echo "real-node.sh: building the images failed (above)" >&2; exit 1; }
-pack() { python3 "$here/real-node/docker_archive.py" "$RN_WORK/images/$1.tar" "$2" "$3"; }
+pack() {  # pack NAME IMAGE_REF ENTRYPOINT=FILE [MORE=FILE | LINK->TARGET ...]
+  local name=$1
+  shift
+  python3 "$here/real-node/docker_archive.py" "$RN_WORK/images/$name.tar" "$@"
+}
 gcc -static -Os -s -o "$RN_WORK/images/pause" "$here/real-node/pause.c" &&
   pack pause "$RN_PAUSE_IMAGE" "/pause=$RN_WORK/images/pause" &&
   pack busybox "$RN_BUSYBOX_IMAGE" "/bin/busybox=/bin/busybox" \

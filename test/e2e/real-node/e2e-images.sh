@@ -68,7 +68,12 @@ prepare_e2e() {
         bash "$here/real-node/build-go-command.sh" "$(sidecar_module "$name" "$tag")" "$tag" \
           "cmd/$name" "$binary" >&2 || return 1 ;;
     esac
-    pack "$name-$tag" "localhost/ndr/sig-storage/$name:$tag" "/$name=$binary" &&
+    local tools=()
+    # The mock driver mounts (bind mounts of its data directory) with mount(8), which its
+    # upstream image has from Alpine: here busybox's, with its applets.
+    [[ $name == hostpathplugin ]] &&
+      tools=(/bin/busybox=/bin/busybox $(/bin/busybox --list | grep -vx busybox | sed 's|.*|/bin/&->busybox|'))
+    pack "$name-$tag" "localhost/ndr/sig-storage/$name:$tag" "/$name=$binary" "${tools[@]}" &&
       rn_ctr images import "$images/$name-$tag.tar" >&2 || return 1
   done
   # busybox and pause: this script's own, under every name the release's e2e asks for.
