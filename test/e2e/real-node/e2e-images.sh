@@ -87,5 +87,8 @@ prepare_e2e() {
     "$module/test/utils/image/manifest.go")
   rn_ctr images tag --force "$RN_PAUSE_IMAGE" "localhost/ndr/gc/pause:$tag" >/dev/null || return 1
   [[ -n ${RN_REGISTRAR_TAG:-} ]] || { echo "the mock driver's manifests name no registrar image" >&2; return 1; }
-  RN_REGISTRAR_IMAGE=$(rn_ctr images ls -q | grep -m1 '^localhost/ndr/csi-node-driver-registrar:')
+  local all
+  all=$(rn_ctr images ls -q) || return 1
+  RN_REGISTRAR_IMAGE=$(sed -n '/^localhost\/ndr\/csi-node-driver-registrar:/{p;q}' <<<"$all")
+  [[ -n $RN_REGISTRAR_IMAGE ]] || { echo "our registrar's image is not in containerd" >&2; return 1; }
 }
