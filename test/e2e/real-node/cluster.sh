@@ -293,6 +293,8 @@ rn_host_snapshot() {  # rn_host_snapshot FILE: what must be the same after the t
     echo "# iptables"
     { iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } | grep -E '^[:-].*KUBE-' | sort
     command -v nft >/dev/null && nft list tables 2>/dev/null | sort
+    echo "# network namespaces"
+    ls -d /run/netns/cni-* 2>/dev/null
     echo "# cgroups"
     find /sys/fs/cgroup -maxdepth 2 -type d -name kubepods 2>/dev/null | sort
     echo "# processes"
@@ -317,6 +319,8 @@ rn_umount_under() {  # unmounts everything mounted under $1, deepest first
 rn_remove_cgroups() {  # removes every kubepods cgroup, leaves first
   local top
   for top in $(find /sys/fs/cgroup -maxdepth 2 -type d -name kubepods 2>/dev/null); do
+    # Only this run's: one that was there before is someone else's.
+    grep -qx "$top" "$RN_WORK/host.before" 2>/dev/null && continue
     find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null || true
     [[ -d $top ]] && rn_log "cgroup $top is still there"
   done
@@ -382,6 +386,7 @@ rn_teardown() {
   # Network namespaces that containerd's CNI made, then the bridge.
   for ns in /run/netns/cni-*; do
     [[ -e $ns ]] || continue
+    grep -qx "$ns" "$RN_WORK/host.before" 2>/dev/null && continue  # not this run's
     umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null || true
     rm -f "$ns"
   done
