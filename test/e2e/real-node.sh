@@ -127,6 +127,9 @@ for pair in etcd:etcd-server containerd:containerd runc:runc openssl:openssl cur
   iptables-save:iptables /usr/lib/cni/bridge:containernetworking-plugins gcc:gcc; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || [[ -x ${pair%%:*} ]] || need+=("${pair#*:}")
 done
+# The busybox image (and the mock driver's mount) need a static busybox; Debian's plain busybox
+# package is dynamically linked.
+if [[ ! -x /bin/busybox ]] || ldd /bin/busybox >/dev/null 2>&1; then need+=(busybox-static); fi
 if ((${#need[@]})); then
   rn_log "installing Debian packages: ${need[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >&2 || {
