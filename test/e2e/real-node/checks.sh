@@ -28,6 +28,26 @@ for d in json.load(sys.stdin)["spec"]["drivers"] or []:
         print(json.dumps(d, sort_keys=True))' "$DRIVER"
 }
 
+csinode_as_expected() {
+  python3 - "$(csinode_driver_json)" "$RN_NODE" <<'EOF'
+import json, sys
+d = json.loads(sys.argv[1] or "{}")
+assert d.get("nodeID") == sys.argv[2], d
+assert d.get("topologyKeys") == ["topology.sample.csi.example.com/zone"], d
+assert (d.get("allocatable") or {}).get("count") == 7, d
+EOF
+}
+
+node_as_expected() {
+  python3 - "$(rn_kubectl get node "$RN_NODE" -o json)" "$RN_NODE" "$DRIVER" <<'EOF'
+import json, sys
+n = json.loads(sys.argv[1])["metadata"]
+ids = json.loads(n.get("annotations", {}).get("csi.volume.kubernetes.io/nodeid", "{}"))
+assert ids.get(sys.argv[3]) == sys.argv[2], ids
+assert n["labels"].get("topology.sample.csi.example.com/zone") == "real-node-zone", n["labels"]
+EOF
+}
+
 # 1. deploy/ (our registrar beside the sample driver) becomes Ready, kubelet registers the
 # plugin through our socket, and the API server holds what kubelet learnt (seed 004).
 check_registration() {
@@ -46,7 +66,9 @@ check_registration() {
     result FAIL $name "patching the DaemonSet's driver arguments failed"
     return
   }
-  if ! poll 180 daemonset_ready; then
+  # The patched template's pod, not the first one's: rollout status waits for the update.
+  if ! rn_kubectl -n kube-system rollout status daemonset sample-csi-node --timeout=180s >&2 ||
+    ! poll 60 daemonset_ready; then
     rn_kubectl -n kube-system describe pods -l app.kubernetes.io/name=sample-csi-node >&2
     result FAIL $name "the DaemonSet did not become Ready within 180 s (pods described above)"
     return
@@ -58,29 +80,11 @@ check_registration() {
     problems+=("kubelet's log has no 'Register new plugin with name: $DRIVER at endpoint: $endpoint'")
   grep -q "RegisterPlugin started.*$socket" "$RN_WORK/logs/kubelet.log" ||
     problems+=("kubelet's log does not show it registering through $socket")
-  local driver
-  poll 60 csinode_driver_json
-  driver=$(csinode_driver_json)
-  if [[ -z $driver ]]; then
-    problems+=("CSINode $RN_NODE does not list $DRIVER")
-  else
-    python3 - "$driver" "$RN_NODE" <<'EOF' || problems+=("CSINode's entry is wrong: $driver")
-import json, sys
-d = json.loads(sys.argv[1])
-assert d.get("nodeID") == sys.argv[2], d
-assert d.get("topologyKeys") == ["topology.sample.csi.example.com/zone"], d
-assert (d.get("allocatable") or {}).get("count") == 7, d
-EOF
-  fi
-  local node
-  node=$(rn_kubectl get node "$RN_NODE" -o json)
-  python3 - "$node" "$RN_NODE" "$DRIVER" <<'EOF' || problems+=("the Node's annotation or labels are wrong")
-import json, sys
-n = json.loads(sys.argv[1])["metadata"]
-ids = json.loads(n["annotations"]["csi.volume.kubernetes.io/nodeid"])
-assert ids.get(sys.argv[3]) == sys.argv[2], ids
-assert n["labels"].get("topology.sample.csi.example.com/zone") == "real-node-zone", n["labels"]
-EOF
+  # Polled: the first pod (before the patch) may have registered first, without topology, and
+  # kubelet rewrites both objects when the patched one registers.
+  poll 60 csinode_as_expected ||
+    problems+=("CSINode's entry for $DRIVER is not nodeID $RN_NODE, the zone key and allocatable 7: $(csinode_driver_json)")
+  poll 60 node_as_expected || problems+=("the Node's nodeid annotation or zone label is wrong or missing")
   if ((${#problems[@]})); then
     result FAIL $name "$(IFS=';'; echo "${problems[*]}")"
   else
