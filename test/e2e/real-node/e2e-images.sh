@@ -41,6 +41,11 @@ prepare_e2e() {
   for image in $(sed -n 's/^ *image: registry\.k8s\.io\/sig-storage\/\(.*\)$/\1/p' \
     "$module"/test/e2e/testing-manifests/storage-csi/mock/*.yaml | sort -u); do
     name=${image%%:*} tag=${image#*:}
+    # Both become file names here: nothing from the manifests may leave the cache directory.
+    if [[ ! $name =~ ^[a-z0-9][a-z0-9-]*$ || ! $tag =~ ^v[0-9][0-9A-Za-z.-]*$ || $tag == *..* ]]; then
+      echo "the mock driver's manifests name an image this script does not know how to build: $image" >&2
+      return 1
+    fi
     binary=$sidecars/$name-$tag
     case $name in
       csi-snapshotter) continue ;;  # the tests run here take no snapshots
