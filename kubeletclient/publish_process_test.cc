@@ -356,6 +356,75 @@ spec:
   EXPECT_NE(stat(dir.c_str(), &st), 0);
 }
 
+// The sample driver's --record holds exactly the calls `publish` and `unpublish` report they
+// sent, in the same JSON: what test/e2e/real-node.sh relies on when it compares the real
+// kubelet's requests (recorded by the driver) with kubeletclient's report.
+TEST_F(PublishTest, TheDriversRecordIsWhatTheReportsSayWasSent) {
+  ASSERT_TRUE(WriteFile(pod_file_, R"(apiVersion: v1
+kind: Pod
+metadata: {name: db-0, namespace: shop, uid: uid-db}
+spec:
+  containers:
+  - name: db
+    image: postgres
+    volumeMounts: [{name: data, mountPath: /data}, {name: inline-vol, mountPath: /info}]
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data-db-0}
+  - name: inline-vol
+    csi: {driver: sample.csi.example.com, volumeAttributes: {color: blue}}
+)"));
+  ASSERT_TRUE(WriteFile(objects_dir_ + "/pv.yaml", R"(apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-0, namespace: shop}
+spec: {volumeName: pv-42}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-42}
+spec:
+  claimRef: {namespace: shop, name: data-db-0}
+  accessModes: [ReadWriteOnce]
+  mountOptions: [noatime]
+  csi:
+    driver: sample.csi.example.com
+    volumeHandle: vol-42
+    volumeAttributes: {tier: gold}
+    nodeStageSecretRef: {name: creds, namespace: shop}
+)"));
+  WriteObjects(true, "Persistent, Ephemeral", "shop");
+  const std::string record = dir_.Join("calls.jsonl");
+  StartDriverAndRegistrar({}, {"--stage-unstage", "--record=" + record});
+
+  json reported = json::array();
+  for (const char* command : {"publish", "unpublish"}) {
+    std::string out;
+    ASSERT_EQ(Run(command, {}, &out), 0) << out;
+    const json report = json::parse(out.substr(out.find('{'), out.rfind('}') - out.find('{') + 1));
+    for (const json& volume : report["volumes"]) {
+      for (const json& call : volume["calls"]) reported.push_back(call);
+    }
+  }
+  std::string text;
+  ASSERT_TRUE(ReadFile(record, &text));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("hunter2")));
+  json recorded = json::array();
+  std::vector<std::string> others;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    json call = json::parse(line);
+    // The registrar's GetPluginInfo and the registration's NodeGetInfo are not a volume's.
+    if (call["method"] == "GetPluginInfo" || call["method"] == "NodeGetInfo") {
+      others.push_back(call["method"]);
+    } else {
+      recorded.push_back(call);
+    }
+  }
+  EXPECT_EQ(recorded, reported);
+  EXPECT_GE(reported.size(), 8u) << "stage, publish twice, unpublish twice, unstage, capabilities";
+  EXPECT_THAT(others, ::testing::Contains("NodeGetInfo"));
+}
+
 // Objects no API server would accept, each built to make a path leave --root-dir or to be used
 // as one: refused with the object, the field and the rule named, before any call to the
 // registrar or the driver, with nothing created anywhere in the test's tree or at the target the

@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
-#include "google/protobuf/util/json_util.h"
 #include "kubeletclient/util/grpc_status.h"
 
 namespace ndr::kubelet {
@@ -22,34 +21,10 @@ Mode::Mode CsiAccessMode(const std::string& mode, bool single_node_multi_writer)
   return Mode::UNKNOWN;
 }
 
-std::string RedactedJson(const google::protobuf::Message& message) {
-  std::unique_ptr<google::protobuf::Message> copy(message.New());
-  copy->CopyFrom(message);
-  // The requests that carry secrets keep their keys only.
-  google::protobuf::Map<std::string, std::string>* secrets = nullptr;
-  if (auto* stage = dynamic_cast<csi::v1::NodeStageVolumeRequest*>(copy.get())) {
-    secrets = stage->mutable_secrets();
-  } else if (auto* publish = dynamic_cast<csi::v1::NodePublishVolumeRequest*>(copy.get())) {
-    secrets = publish->mutable_secrets();
-    auto tokens = publish->mutable_volume_context()->find(kServiceAccountTokensKey);
-    if (tokens != publish->mutable_volume_context()->end()) tokens->second = "(redacted)";
-  } else if (auto* expand = dynamic_cast<csi::v1::NodeExpandVolumeRequest*>(copy.get())) {
-    secrets = expand->mutable_secrets();
-  }
-  if (secrets != nullptr) {
-    for (auto& [key, value] : *secrets) value = "(redacted)";
-  }
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  std::string text;
-  (void)google::protobuf::util::MessageToJsonString(*copy, &text, options);
-  return text;
-}
-
 SentCall MakeSentCall(const std::string& method, const google::protobuf::Message& request) {
   std::shared_ptr<google::protobuf::Message> copy(request.New());
   copy->CopyFrom(request);
-  return {method, RedactedJson(request), std::move(copy)};
+  return {method, RedactedCsiJson(request), std::move(copy)};
 }
 
 CsiNodeClient::CsiNodeClient(std::string endpoint, absl::Duration timeout,

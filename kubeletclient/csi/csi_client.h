@@ -18,14 +18,11 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "api/csi/csi.grpc.pb.h"
+#include "api/csi_json.h"  // RedactedCsiJson, kServiceAccountTokensKey
 
 namespace ndr::kubelet {
 
 using StringMap = std::map<std::string, std::string>;
-
-// The volume-context key under which kubelet hands a driver its service-account tokens
-// (csi_mounter.go podServiceAccountTokenAttrs): a secret, never shown.
-inline constexpr char kServiceAccountTokensKey[] = "csi.storage.k8s.io/serviceAccount.tokens";
 
 // What a VolumeCapability is made of.
 struct CapabilityArgs {
@@ -63,11 +60,6 @@ struct SentCall {
 
 // The SentCall of `request` (a copy of it, and its redacted JSON).
 SentCall MakeSentCall(const std::string& method, const google::protobuf::Message& request);
-
-// `message` as JSON with proto field names; the secrets of NodeStageVolume, NodePublishVolume and
-// NodeExpandVolume requests keep their keys, their values read "(redacted)", and so does the
-// service-account token attribute of a NodePublishVolume's volume context.
-std::string RedactedJson(const google::protobuf::Message& message);
 
 class CsiNodeClient {
  public:

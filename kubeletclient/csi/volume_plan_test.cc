@@ -182,7 +182,7 @@ TEST_F(PlanTest, SecretsOnlyFromThePodsNamespace) {
   EXPECT_EQ((*plans)[0].publish_secrets.at("password"), "hunter2");
   csi::v1::NodePublishVolumeRequest request;
   request.mutable_secrets()->insert({"password", "hunter2"});
-  const std::string shown = RedactedJson(request);
+  const std::string shown = RedactedCsiJson(request);
   EXPECT_THAT(shown, ::testing::Not(HasSubstr("hunter2")));
   EXPECT_THAT(shown, HasSubstr("\"password\":\"(redacted)\""));
 }

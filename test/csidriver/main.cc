@@ -62,6 +62,10 @@ DEFINE_bool(require_shared_propagation, false,
             "As root on the host: refuse (FAILED_PRECONDITION) to stage or publish where the "
             "path's directory is not on a shared mount, as drivers that check the propagation of "
             "kubelet's directory do.");
+DEFINE_string(record, "",
+              "Absolute path of a file to append every request received to, one JSON line each "
+              "({\"method\": ..., \"request\": ...}, secrets redacted), as `kubeletclient "
+              "publish` reports the calls it makes; a restarted driver appends.");
 DEFINE_string(data_dir, "",
               "Absolute directory for raw block volumes' disk images and the index of published "
               "block targets, created on demand (default: sample-csi-data beside the --endpoint "
@@ -94,7 +98,7 @@ int main(int argc, char** argv) {
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
                "filesystem_only", "inline_only", "lazy_staging", "max_volumes_per_node",
-               "no_stats", "nodeid", "reject_pod_info", "require_shared_propagation",
+               "no_stats", "nodeid", "record", "reject_pod_info", "require_shared_propagation",
                "stage_unstage", "token_jwks", "topology", "vendor_version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
@@ -131,6 +135,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   options.data_dir = FLAGS_data_dir;
+  if (!FLAGS_record.empty()) {
+    absl::StatusOr<std::unique_ptr<ndr::sample::CallRecord>> record =
+        ndr::sample::CallRecord::Open(FLAGS_record);
+    if (!record.ok()) return Fail(record.status());
+    options.record = *std::move(record);
+  }
   for (absl::string_view fault : absl::StrSplit(FLAGS_faults, ',', absl::SkipWhitespace())) {
     options.faults.emplace(fault);
   }

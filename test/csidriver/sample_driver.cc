@@ -300,8 +300,9 @@ absl::StatusOr<std::string> FileNameForKey(const std::string& key) {
 }
 
 grpc::Status IdentityService::GetPluginInfo(grpc::ServerContext*,
-                                            const csi::v1::GetPluginInfoRequest*,
+                                            const csi::v1::GetPluginInfoRequest* request,
                                             csi::v1::GetPluginInfoResponse* response) {
+  if (options_.record) options_.record->Add("GetPluginInfo", *request);
   NDR_VLOG(4) << "GetPluginInfo";
   response->set_name(options_.name);
   response->set_vendor_version(options_.vendor_version);
@@ -309,8 +310,9 @@ grpc::Status IdentityService::GetPluginInfo(grpc::ServerContext*,
 }
 
 grpc::Status IdentityService::GetPluginCapabilities(
-    grpc::ServerContext*, const csi::v1::GetPluginCapabilitiesRequest*,
+    grpc::ServerContext*, const csi::v1::GetPluginCapabilitiesRequest* request,
     csi::v1::GetPluginCapabilitiesResponse* response) {
+  if (options_.record) options_.record->Add("GetPluginCapabilities", *request);
   NDR_VLOG(4) << "GetPluginCapabilities";
   if (options_.controller) {
     response->add_capabilities()->mutable_service()->set_type(
@@ -323,8 +325,9 @@ grpc::Status IdentityService::GetPluginCapabilities(
   return grpc::Status::OK;
 }
 
-grpc::Status IdentityService::Probe(grpc::ServerContext*, const csi::v1::ProbeRequest*,
+grpc::Status IdentityService::Probe(grpc::ServerContext*, const csi::v1::ProbeRequest* request,
                                     csi::v1::ProbeResponse* response) {
+  if (options_.record) options_.record->Add("Probe", *request);
   NDR_VLOG(4) << "Probe";
   response->mutable_ready()->set_value(true);
   return grpc::Status::OK;
@@ -346,8 +349,9 @@ NodeService::NodeService(const DriverOptions& options) : options_(options) {
 }
 
 grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
-                                              const csi::v1::NodeGetCapabilitiesRequest*,
+                                              const csi::v1::NodeGetCapabilitiesRequest* request,
                                               csi::v1::NodeGetCapabilitiesResponse* response) {
+  if (options_.record) options_.record->Add("NodeGetCapabilities", *request);
   // Without --stage-unstage no STAGE_UNSTAGE_VOLUME: like every ephemeral driver, only publish
   // and unpublish.
   NDR_VLOG(4) << "NodeGetCapabilities";
@@ -369,6 +373,7 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
 grpc::Status NodeService::NodeStageVolume(grpc::ServerContext*,
                                           const csi::v1::NodeStageVolumeRequest* request,
                                           csi::v1::NodeStageVolumeResponse*) {
+  if (options_.record) options_.record->Add("NodeStageVolume", *request);
   NDR_LOG(INFO) << "NodeStageVolume volume_id=" << request->volume_id()
             << " staging_target_path=" << request->staging_target_path()
             << " publish_context_keys=" << request->publish_context().size()
@@ -451,6 +456,7 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
 grpc::Status NodeService::NodeUnstageVolume(grpc::ServerContext*,
                                             const csi::v1::NodeUnstageVolumeRequest* request,
                                             csi::v1::NodeUnstageVolumeResponse*) {
+  if (options_.record) options_.record->Add("NodeUnstageVolume", *request);
   NDR_LOG(INFO) << "NodeUnstageVolume volume_id=" << request->volume_id()
             << " staging_target_path=" << request->staging_target_path();
   std::lock_guard<std::mutex> lock(mu_);
@@ -496,8 +502,10 @@ absl::Status NodeService::Unstage(const csi::v1::NodeUnstageVolumeRequest& reque
   return absl::OkStatus();
 }
 
-grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeGetInfoRequest*,
+grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*,
+                                      const csi::v1::NodeGetInfoRequest* request,
                                       csi::v1::NodeGetInfoResponse* response) {
+  if (options_.record) options_.record->Add("NodeGetInfo", *request);
   NDR_VLOG(4) << "NodeGetInfo";
   response->set_node_id(options_.node_id);
   response->set_max_volumes_per_node(options_.max_volumes_per_node);
@@ -511,6 +519,7 @@ grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*, const csi::v1::NodeG
 grpc::Status NodeService::NodePublishVolume(grpc::ServerContext*,
                                             const csi::v1::NodePublishVolumeRequest* request,
                                             csi::v1::NodePublishVolumeResponse*) {
+  if (options_.record) options_.record->Add("NodePublishVolume", *request);
   std::vector<std::string> secret_keys;
   for (const auto& [key, value] : request->secrets()) secret_keys.push_back(key);
   NDR_LOG(INFO) << "NodePublishVolume volume_id=" << request->volume_id()
@@ -649,6 +658,7 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
 grpc::Status NodeService::NodeUnpublishVolume(grpc::ServerContext*,
                                               const csi::v1::NodeUnpublishVolumeRequest* request,
                                               csi::v1::NodeUnpublishVolumeResponse*) {
+  if (options_.record) options_.record->Add("NodeUnpublishVolume", *request);
   NDR_LOG(INFO) << "NodeUnpublishVolume volume_id=" << request->volume_id()
             << " target_path=" << request->target_path();
   std::lock_guard<std::mutex> lock(mu_);
@@ -961,6 +971,7 @@ absl::StatusOr<std::string> NodeService::CapacityPath(const std::string& volume_
 grpc::Status NodeService::NodeExpandVolume(grpc::ServerContext*,
                                            const csi::v1::NodeExpandVolumeRequest* request,
                                            csi::v1::NodeExpandVolumeResponse* response) {
+  if (options_.record) options_.record->Add("NodeExpandVolume", *request);
   NDR_LOG(INFO) << "NodeExpandVolume volume_id=" << request->volume_id()
                 << " volume_path=" << request->volume_path()
                 << " required_bytes=" << request->capacity_range().required_bytes()
@@ -1035,6 +1046,7 @@ absl::StatusOr<int64_t> NodeService::Expand(const csi::v1::NodeExpandVolumeReque
 grpc::Status NodeService::NodeGetVolumeStats(grpc::ServerContext*,
                                              const csi::v1::NodeGetVolumeStatsRequest* request,
                                              csi::v1::NodeGetVolumeStatsResponse* response) {
+  if (options_.record) options_.record->Add("NodeGetVolumeStats", *request);
   NDR_VLOG(4) << "NodeGetVolumeStats volume_id=" << request->volume_id()
               << " volume_path=" << request->volume_path();
   if (request->volume_id().empty()) return ToGrpc(absl::InvalidArgumentError("volume_id is required"));

@@ -65,6 +65,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -77,6 +78,7 @@
 #include "api/csi/csi.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "test/csidriver/block_volume.h"
+#include "test/csidriver/call_record.h"
 
 namespace ndr::sample {
 
@@ -177,6 +179,8 @@ struct DriverOptions {
   // shared mount, as drivers that mount in their own mount namespace and check the propagation
   // of kubelet's directory do (kubelet makes its root directory shared at start).
   bool require_shared_propagation = false;
+  // Where every request received is recorded (--record), or null.
+  std::shared_ptr<CallRecord> record;
 };
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative

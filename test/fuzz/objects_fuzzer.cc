@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "api/csi_json.h"
 #include "kubeletclient/objects/k8s_objects.h"
 #include "kubeletclient/csi/csi_client.h"
 #include "kubeletclient/csi/publisher.h"
@@ -106,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // What the command reports as sent: no secret's value, whatever the secret holds.
       csi::v1::NodePublishVolumeRequest request;
       request.mutable_secrets()->insert(plan->publish_secrets.begin(), plan->publish_secrets.end());
-      const auto report = nlohmann::json::parse(ndr::kubelet::RedactedJson(request));
+      const auto report = nlohmann::json::parse(ndr::RedactedCsiJson(request));
       for (const auto& [key, value] : plan->publish_secrets) {
         if (report["secrets"][key] != "(redacted)") abort();
       }

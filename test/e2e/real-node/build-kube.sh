@@ -7,7 +7,8 @@
 #       e.g. build-kube.sh v1.37.2 /var/cache/ndr-real-node/kube/v1.37.2
 #
 # A staging module that the Go module proxy does not serve at that version (here, for v1.26.15:
-# k8s.io/controller-manager and k8s.io/kube-controller-manager v0.26.15) is taken from
+# k8s.io/controller-manager, k8s.io/kube-controller-manager, k8s.io/kube-proxy and, for e2e.test,
+# k8s.io/sample-apiserver v0.26.15) is taken from
 # MODULES_DIR/NAME@VERSION if that holds its source, e.g. from a clone of
 # github.com/kubernetes/NAME:  git -C NAME archive --prefix=NAME@v0.26.15/ v0.26.15 | tar -x -C MODULES_DIR
 #

@@ -1,0 +1,34 @@
+#include "api/csi_json.h"
+
+#include <memory>
+
+#include "api/csi/csi.pb.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace ndr {
+
+std::string RedactedCsiJson(const google::protobuf::Message& message) {
+  std::unique_ptr<google::protobuf::Message> copy(message.New());
+  copy->CopyFrom(message);
+  // The requests that carry secrets keep their keys only.
+  google::protobuf::Map<std::string, std::string>* secrets = nullptr;
+  if (auto* stage = dynamic_cast<csi::v1::NodeStageVolumeRequest*>(copy.get())) {
+    secrets = stage->mutable_secrets();
+  } else if (auto* publish = dynamic_cast<csi::v1::NodePublishVolumeRequest*>(copy.get())) {
+    secrets = publish->mutable_secrets();
+    auto tokens = publish->mutable_volume_context()->find(kServiceAccountTokensKey);
+    if (tokens != publish->mutable_volume_context()->end()) tokens->second = "(redacted)";
+  } else if (auto* expand = dynamic_cast<csi::v1::NodeExpandVolumeRequest*>(copy.get())) {
+    secrets = expand->mutable_secrets();
+  }
+  if (secrets != nullptr) {
+    for (auto& [key, value] : *secrets) value = "(redacted)";
+  }
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(*copy, &text, options);
+  return text;
+}
+
+}  // namespace ndr
