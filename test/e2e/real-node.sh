@@ -8,7 +8,7 @@
 # Go module proxy (or --kube-bin-dir).
 #
 #   bash test/e2e/real-node.sh [--kube-version=v1.37.2] [--kube-bin-dir=DIR] [--cache-dir=DIR]
-#                              [--source-dir=DIR] [--no-e2e] [--keep]
+#                              [--source-dir=DIR] [--record=DIR] [--no-e2e] [--keep]
 #
 # --kube-version   the Kubernetes release to build and run (v1.26.15 ... v1.37.x; default v1.37.2)
 # --kube-bin-dir   take kubelet, kube-apiserver, kube-controller-manager, kube-scheduler,
@@ -17,7 +17,12 @@
 # --source-dir     a directory with git clones of kubernetes-csi/csi-driver-host-path and
 #                  kubernetes-csi/node-driver-registrar (as those names), which the Go module
 #                  proxy does not serve: the mock CSI driver and the Go registrar of the e2e
-#                  check are built from them at the tags the release's manifests name
+#                  check are built from them at the tags the release's manifests name; and of
+#                  external-provisioner, external-attacher and external-resizer, for the tags
+#                  the proxy does not serve (v1.26's manifests name such)
+# --record         where to keep the sample driver's record of the real kubelet's requests, the
+#                  pods and objects of checks 2 and 3, kubeletclient's predictions for them and
+#                  the comparison (default /tmp/ndr-rn/record, which the next run replaces)
 # --no-e2e         leave out check 5 (Kubernetes' e2e.test, the longest to build and run): it
 #                  is then reported as SKIP, which a complete run never is
 # --keep           leave the node running after the checks (for a look around); teardown with
@@ -31,6 +36,9 @@ RN_KUBE_VERSION=v1.37.2
 RN_CACHE=/var/cache/ndr-real-node
 RN_BIN=
 RN_SOURCE=
+RN_RECORD_DIR=
+# The Go registrar of check 5's side-by-side run: the release this project stands in for.
+RN_GO_REGISTRAR_TAG=v2.17.0
 keep=false
 run_e2e=true
 teardown_only=false
@@ -40,6 +48,7 @@ for arg in "$@"; do
     --kube-bin-dir=*) RN_BIN=${arg#*=} ;;
     --cache-dir=*) RN_CACHE=${arg#*=} ;;
     --source-dir=*) RN_SOURCE=${arg#*=} ;;
+    --record=*) RN_RECORD_DIR=${arg#*=} ;;
     --keep) keep=true ;;
     --no-e2e) run_e2e=false ;;
     --teardown) teardown_only=true ;;
@@ -47,6 +56,10 @@ for arg in "$@"; do
     *) echo "real-node.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
+if [[ -n $RN_RECORD_DIR && $RN_RECORD_DIR != /* ]]; then
+  echo "real-node.sh: --record=$RN_RECORD_DIR: give an absolute directory" >&2
+  exit 2
+fi
 if [[ ! $RN_KUBE_VERSION =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || ((BASH_REMATCH[1] < 26)); then
   echo "real-node.sh: --kube-version=$RN_KUBE_VERSION: give a release v1.26.0 or newer, such as v1.37.2" >&2
   exit 2
@@ -99,7 +112,8 @@ summary() {
   echo "$passed passed, $failed failed, $skipped skipped"
 }
 skip_all() {
-  for c in registration inline-ephemeral persistent-volume survival kubernetes-e2e teardown; do
+  for c in registration inline-ephemeral persistent-volume kubeletclient-prediction survival \
+    kubernetes-e2e teardown; do
     result SKIP "$c" "$1"
   done
   summary
@@ -165,15 +179,23 @@ for s in "${RN_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$RN_WORK/sys
 find /var/lib/kubelet /var/log/pods /var/log/containers 2>/dev/null >"$RN_WORK/paths.before"
 rn_host_snapshot "$RN_WORK/host.before"
 
-rn_log "building the registrar and sample-driver images"
+rn_log "building the registrar and sample-driver images, and kubeletclient"
+RN_TOOLS=$RN_WORK/tools
 (
   cd "$repo" &&
     bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
-      //test/csidriver:sample-csi-driver.stripped >&2 &&
+      //test/csidriver:sample-csi-driver.stripped //kubeletclient:kubeletclient >&2 &&
     bin=$(bazel info -c opt bazel-bin 2>/dev/null) &&
     bash images/build-images.sh "$RN_WORK/images" \
-      "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2
+      "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2 &&
+    mkdir -p "$RN_TOOLS" &&
+    cp "$bin/registrar/csi-node-driver-registrar.stripped" "$RN_TOOLS/csi-node-driver-registrar" &&
+    cp "$bin/test/csidriver/sample-csi-driver.stripped" "$RN_TOOLS/sample-csi-driver" &&
+    cp "$bin/kubeletclient/kubeletclient" "$RN_TOOLS/kubeletclient"
 ) || { echo "real-node.sh: building the images failed (above)" >&2; exit 1; }
+RN_RECORD_DIR=${RN_RECORD_DIR:-$RN_WORK/record}
+rm -rf "$RN_RECORD_DIR"/{inline-info,inline-no-info,persistent}
+mkdir -p "$RN_RECORD_DIR"
 pack() {  # pack NAME IMAGE_REF ENTRYPOINT=FILE [MORE=FILE | LINK->TARGET ...]
   local name=$1
   shift
@@ -236,14 +258,16 @@ if ! up; then
 fi
 
 source "$here/real-node/checks.sh"
+source "$here/real-node/prediction.sh"
 source "$here/real-node/e2e-images.sh"
 check_registration
 if [[ ${results[-1]} == PASS* ]]; then
   check_inline_ephemeral
   check_persistent_volume
+  check_prediction
   check_survival
 else
-  for c in inline-ephemeral persistent-volume survival; do
+  for c in inline-ephemeral persistent-volume kubeletclient-prediction survival; do
     result FAIL $c "not run: the driver never registered"
   done
 fi

@@ -48,6 +48,9 @@ assert n["labels"].get("topology.sample.csi.example.com/zone") == "real-node-zon
 EOF
 }
 
+# The driver arguments this run adds to deploy/'s (the same for kubeletclient's prediction).
+RN_DRIVER_ARGS=(--topology=topology.sample.csi.example.com/zone=real-node-zone --max_volumes_per_node=7)
+
 # 1. deploy/ (our registrar beside the sample driver) becomes Ready, kubelet registers the
 # plugin through our socket, and the API server holds what kubelet learnt (seed 004).
 check_registration() {
@@ -58,11 +61,14 @@ check_registration() {
   }
   # The manifests' driver reports no topology and no volume limit; this run gives it both, so
   # that the CSINode and Node fields they lead to are checked too.
-  rn_kubectl -n kube-system patch daemonset sample-csi-node --type=json -p '[
-    {"op": "add", "path": "/spec/template/spec/containers/0/args/-",
-     "value": "--topology=topology.sample.csi.example.com/zone=real-node-zone"},
-    {"op": "add", "path": "/spec/template/spec/containers/0/args/-",
-     "value": "--max_volumes_per_node=7"}]' >&2 || {
+  # It also records every request it receives (--record, in its socket directory on the host),
+  # for the comparison with kubeletclient (prediction.sh).
+  local arg patch=()
+  for arg in "${RN_DRIVER_ARGS[@]}" --record=/csi/calls.jsonl; do
+    patch+=("{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/args/-\", \"value\": \"$arg\"}")
+  done
+  rn_kubectl -n kube-system patch daemonset sample-csi-node --type=json \
+    -p "[$(IFS=,; echo "${patch[*]}")]" >&2 || {
     result FAIL $name "patching the DaemonSet's driver arguments failed"
     return
   }
@@ -200,13 +206,20 @@ EOF2
 }
 
 # One inline pod: runs it, reads what the driver wrote, deletes it. Prints the files as JSON.
-run_inline_pod() {
-  local pod=$1 uid
+# CASE names it in the record of the driver's requests (prediction.sh).
+run_inline_pod() {  # run_inline_pod POD CASE
+  local pod=$1 case=$2 uid
+  record_mark "$case" publish-from
   inline_pod "$pod" | rn_kubectl apply -f - >&2 || return 1
   poll 120 pod_running default "$pod" || { rn_kubectl -n default describe pod "$pod" >&2; return 1; }
+  record_mark "$case" publish-to
+  record_capture "$case" "$pod" >&2
   uid=$(rn_kubectl -n default get pod "$pod" -o 'jsonpath={.metadata.uid}')
   echo "{\"uid\": \"$uid\", \"files\": $(volume_files "$uid" info)}"
   rn_kubectl -n default delete pod "$pod" --wait=true --timeout=120s >&2
+  # The pod object goes once kubelet has torn its volumes down; the record has it by then.
+  poll 120 record_has_since "$(record_mark_of "$case" publish-to)" NodeUnpublishVolume "$uid" &&
+    record_mark "$case" unpublish-to
 }
 
 # 2. A pod with an inline ephemeral CSI volume (seed 002): with podInfoOnMount in the CSIDriver
@@ -216,7 +229,7 @@ run_inline_pod() {
 check_inline_ephemeral() {
   local name=inline-ephemeral out problems=() said=()
   poll 120 rn_kubectl -n default get serviceaccount default
-  if ! out=$(run_inline_pod inline-info); then
+  if ! out=$(run_inline_pod inline-info inline-info); then
     result FAIL $name "the pod with an inline volume did not run (described above)"
     return
   fi
@@ -240,7 +253,7 @@ EOF2
   # requires_publish_pod (deploy/daemonset.yaml passes --requires-publish-pod).
   rn_kubectl delete csidriver "$DRIVER" >&2
   sed 's/podInfoOnMount: true/podInfoOnMount: false/' "$repo/deploy/csidriver.yaml" | rn_kubectl apply -f - >&2
-  if ! out=$(run_inline_pod inline-no-info); then
+  if ! out=$(run_inline_pod inline-no-info inline-no-info); then
     problems+=("podInfoOnMount false: the pod did not run")
   elif python3 - "$out" <<'EOF2'; then
 import json, sys
@@ -389,12 +402,15 @@ EOF2
   local pv
   pv=$(rn_kubectl -n default get pvc data -o 'jsonpath={.spec.volumeName}')
   said+=("claim bound to $pv by external-provisioner")
+  record_mark persistent publish-from
   pv_pod | rn_kubectl apply -f - >&2
   if ! poll 180 pod_running default pv-user; then
     rn_kubectl -n default describe pod pv-user >&2
     result FAIL $name "the pod using $pv did not run within 180 s (described above)"
     return
   fi
+  record_mark persistent publish-to
+  record_capture persistent pv-user data >&2
   attached "$pv" && said+=("attached (VolumeAttachment)") || problems+=("no attached VolumeAttachment for $pv")
   poll 60 pod_says "written by the pod" && said+=("written and read by the pod") ||
     problems+=("the pod did not write and read its volume: $(rn_kubectl -n default logs pv-user 2>&1 | head -5)")
@@ -408,6 +424,9 @@ EOF2
   rn_kubectl -n default delete pod pv-user --wait=true --timeout=120s >&2
   poll 120 pod_gone default pv-user || problems+=("the pod was not deleted")
   poll 120 detached "$pv" && said+=("after deletion detached") || problems+=("$pv stayed attached after the pod was deleted")
+  # Detached only once kubelet has unstaged it (the node's volumesInUse); the record has that.
+  poll 60 record_has_since "$(record_mark_of persistent publish-to)" NodeUnstageVolume "\"volume_id\":\"" &&
+    record_mark persistent unpublish-to
   [[ ! -e /var/lib/kubelet/pods/$uid ]] || problems+=("/var/lib/kubelet/pods/$uid is still there")
   # kubelet removes the volume's own directory (globalmount, vol_data.json and their parent:
   # csi_mounter.go removeMountDir, v1.26.15 and v1.37.2) and keeps the driver's directory above
@@ -427,8 +446,10 @@ EOF2
 # --- 5. Kubernetes' own CSI mock e2e tests ----------------------------------------------------
 
 # The "CSI Mock" tests about pod info on mount (inline ephemeral volumes among them),
-# service-account tokens and requiresRepublish, from the release's own test/e2e.
-E2E_FOCUS='CSI Mock (workload info|volume service account token)'
+# service-account tokens and requiresRepublish, from the release's own test/e2e. Their names
+# changed when v1.27 split test/e2e/storage/csi_mock_volume.go into csi_mock/: the first half
+# is v1.27's and later, the second v1.26's.
+E2E_FOCUS='CSI Mock (workload info|volume service account token)|CSI mock volume (CSI workload information using mock driver|CSIServiceAccountToken)'
 
 # One run of e2e.test against this node with the registrar image REGISTRAR_IMAGE standing in for
 # registry.k8s.io/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG (the mock driver's
@@ -495,16 +516,16 @@ check_kubernetes_e2e() {
     differences=$(diff <(cut -f1,3 "$RN_WORK/e2e-ours.txt" | sort -t$'\t' -k2) \
       <(cut -f1,3 "$RN_WORK/e2e-go.txt" | sort -t$'\t' -k2) | grep '^[<>]' || true)
     {
-      echo "outcome, seconds and name of each test: ours | Go registrar $RN_REGISTRAR_TAG"
+      echo "outcome, seconds and name of each test: ours | Go registrar $RN_GO_REGISTRAR_TAG"
       join -t$'\t' -1 3 -2 3 <(sort -t$'\t' -k3 "$RN_WORK/e2e-ours.txt") <(sort -t$'\t' -k3 "$RN_WORK/e2e-go.txt")
     } >"$RN_WORK/e2e-comparison.txt"
     if ((of == 0 && op > 0)) && [[ -z $differences ]]; then
-      result PASS $name "'$E2E_FOCUS': ours $op passed, $of failed in ${osec}s; Go registrar $RN_REGISTRAR_TAG $gp passed, $gf failed in ${gsec}s; same outcome for every test ($RN_WORK/e2e-comparison.txt)"
+      result PASS $name "'$E2E_FOCUS': ours $op passed, $of failed in ${osec}s; Go registrar $RN_GO_REGISTRAR_TAG $gp passed, $gf failed in ${gsec}s (each in the place of the manifests' $RN_REGISTRAR_TAG); same outcome for every test ($RN_WORK/e2e-comparison.txt)"
     else
-      result FAIL $name "ours $op passed, $of failed; Go registrar $RN_REGISTRAR_TAG $gp passed, $gf failed; differences: $differences (logs: $RN_WORK/logs/e2e-*.log)"
+      result FAIL $name "ours $op passed, $of failed; Go registrar $RN_GO_REGISTRAR_TAG $gp passed, $gf failed; differences: $differences (logs: $RN_WORK/logs/e2e-*.log)"
     fi
   elif ((of == 0 && op > 0)); then
-    result FAIL $name "ours: $op passed, 0 failed in ${osec}s; the side-by-side run with the Go registrar $RN_REGISTRAR_TAG did not run (give --source-dir with a node-driver-registrar clone)"
+    result FAIL $name "ours: $op passed, 0 failed in ${osec}s; the side-by-side run with the Go registrar $RN_GO_REGISTRAR_TAG did not run (give --source-dir with a node-driver-registrar clone)"
   else
     result FAIL $name "ours: $op passed, $of failed, $os_ skipped (failures in $RN_WORK/e2e-ours.txt, log $RN_WORK/logs/e2e-ours.log)"
   fi

@@ -51,15 +51,17 @@ prepare_e2e() {
       csi-snapshotter) continue ;;  # the tests run here take no snapshots
       csi-node-driver-registrar)
         RN_REGISTRAR_TAG=$tag
-        # The Go registrar, for the side-by-side run.
+        # The Go registrar for the side-by-side run: the release this project replaces
+        # (RN_GO_REGISTRAR_TAG), whichever the manifests name; both run under the manifests' name.
+        binary=$sidecars/$name-$RN_GO_REGISTRAR_TAG
         if [[ -n $RN_SOURCE && -d $RN_SOURCE/node-driver-registrar ]] &&
-          bash "$here/real-node/build-from-checkout.sh" "$RN_SOURCE/node-driver-registrar" "$tag" \
-            cmd/csi-node-driver-registrar "$binary" >&2; then
-          RN_GO_REGISTRAR_IMAGE=localhost/ndr/go-csi-node-driver-registrar:$tag
+          bash "$here/real-node/build-from-checkout.sh" "$RN_SOURCE/node-driver-registrar" \
+            "$RN_GO_REGISTRAR_TAG" cmd/csi-node-driver-registrar "$binary" >&2; then
+          RN_GO_REGISTRAR_IMAGE=localhost/ndr/go-csi-node-driver-registrar:$RN_GO_REGISTRAR_TAG
           pack go-registrar "$RN_GO_REGISTRAR_IMAGE" "/csi-node-driver-registrar=$binary" &&
             rn_ctr images import "$images/go-registrar.tar" >&2 || return 1
         else
-          rn_log "no Go registrar $tag (give --source-dir with a node-driver-registrar clone): ours runs alone"
+          rn_log "no Go registrar $RN_GO_REGISTRAR_TAG (give --source-dir with a node-driver-registrar clone): ours runs alone"
         fi
         continue ;;
       hostpathplugin)
@@ -70,8 +72,18 @@ prepare_e2e() {
         bash "$here/real-node/build-from-checkout.sh" "$RN_SOURCE/csi-driver-host-path" "$tag" \
           cmd/hostpathplugin "$binary" >&2 || return 1 ;;
       *)
-        bash "$here/real-node/build-go-command.sh" "$(sidecar_module "$name" "$tag")" "$tag" \
-          "cmd/$name" "$binary" >&2 || return 1 ;;
+        # From the Go module proxy; older tags it does not serve (csi-provisioner v3.3.0,
+        # csi-attacher v4.0.0, csi-resizer v1.6.0 of v1.26's manifests) from a clone.
+        local repo_name=external-${name#csi-}
+        if ! bash "$here/real-node/build-go-command.sh" "$(sidecar_module "$name" "$tag")" "$tag" \
+          "cmd/$name" "$binary" >&2; then
+          [[ -n $RN_SOURCE && -d $RN_SOURCE/$repo_name ]] || {
+            echo "$name $tag: the Go module proxy does not serve it; give --source-dir with a $repo_name clone" >&2
+            return 1
+          }
+          bash "$here/real-node/build-from-checkout.sh" "$RN_SOURCE/$repo_name" "$tag" "cmd/$name" \
+            "$binary" >&2 || return 1
+        fi ;;
     esac
     local tools=()
     # The mock driver mounts (bind mounts of its data directory) with mount(8), which its
