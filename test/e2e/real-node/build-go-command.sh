@@ -17,6 +17,7 @@ dir=$(GOFLAGS=-mod=mod "$go_bin" mod download -json "$module@$version" | sed -n 
 [[ -d $dir ]] || { echo "build-go-command.sh: the Go module proxy did not give $module@$version" >&2; exit 1; }
 src=$out.src
 rm -rf "$src"
+mkdir -p "$(dirname "$out")"
 cp -r "$dir" "$src"
 chmod -R u+w "$src"
 echo "building $module $version ./$package" >&2

@@ -51,6 +51,26 @@ record_capture() {
   echo "$uid" >"$dir/uid"
 }
 
+# start_scratch_plugin LOG_DIR SCRATCH [DRIVER FLAG...]: the sample driver with the DaemonSet's
+# flags (and these) and our registrar with the DaemonSet's --requires-publish-pod, registering in
+# SCRATCH/reg; stop_scratch_plugin ends both.
+start_scratch_plugin() {
+  local dir=$1 scratch=$2
+  shift 2
+  mkdir -p "$scratch/reg" "$scratch/csi"
+  "$RN_TOOLS/sample-csi-driver" --endpoint="unix://$scratch/csi/csi.sock" --drivername="$DRIVER" \
+    --nodeid="$RN_NODE" "${RN_DRIVER_ARGS[@]}" "$@" >"$dir/driver.log" 2>&1 &
+  SCRATCH_PIDS=($!)
+  "$RN_TOOLS/csi-node-driver-registrar" --csi-address="$scratch/csi/csi.sock" \
+    --kubelet-registration-path="$scratch/csi/csi.sock" --plugin-registration-path="$scratch/reg" \
+    --requires-publish-pod >"$dir/registrar.log" 2>&1 &
+  SCRATCH_PIDS+=($!)
+}
+stop_scratch_plugin() {
+  kill "${SCRATCH_PIDS[@]}" 2>/dev/null
+  wait "${SCRATCH_PIDS[@]}" 2>/dev/null
+}
+
 # predict_case CASE [DRIVER FLAG...]: kubeletclient publish and unpublish of CASE's pod against
 # the sample driver with the DaemonSet's flags (and these), in a scratch root; then the
 # comparison. Prints compare_calls.py's lines; fails on an unexplained difference.
@@ -66,15 +86,10 @@ predict_case() {
     echo "$case: not compared: its check did not get the pod through publish and unpublish"
     return 1
   fi
+  local status=0
   rm -rf "$scratch"
-  mkdir -p "$scratch/root" "$scratch/reg" "$scratch/csi"
-  "$RN_TOOLS/sample-csi-driver" --endpoint="unix://$scratch/csi/csi.sock" --drivername="$DRIVER" \
-    --nodeid="$RN_NODE" "${RN_DRIVER_ARGS[@]}" "${driver_flags[@]}" >"$dir/driver.log" 2>&1 &
-  local driver_pid=$!
-  "$RN_TOOLS/csi-node-driver-registrar" --csi-address="$scratch/csi/csi.sock" \
-    --kubelet-registration-path="$scratch/csi/csi.sock" --plugin-registration-path="$scratch/reg" \
-    --requires-publish-pod >"$dir/registrar.log" 2>&1 &
-  local registrar_pid=$! status=0
+  mkdir -p "$scratch/root"
+  start_scratch_plugin "$dir" "$scratch" "${driver_flags[@]}"
   if ! poll 60 test -S "$scratch/reg/$DRIVER-reg.sock"; then
     echo "$case: not compared: the scratch registrar did not register (logs: $dir/*.log)"
     status=1
@@ -99,8 +114,7 @@ predict_case() {
       "$dir/predicted-unpublish.json" "$scratch/root" || status=1
     python3 "$compare" files "$case" "$dir/real-files" "$dir/predicted-files" "$scratch/root" || status=1
   fi
-  kill "$driver_pid" "$registrar_pid" 2>/dev/null
-  wait "$driver_pid" "$registrar_pid" 2>/dev/null
+  stop_scratch_plugin
   return $status
 }
 
@@ -109,19 +123,13 @@ predict_case() {
 predict_node() {
   local dir=$RN_RECORD_DIR/node scratch=$RN_WORK/p/node status=0
   rm -rf "$dir" "$scratch"
-  mkdir -p "$dir" "$scratch/reg" "$scratch/csi"
+  mkdir -p "$dir"
   rn_kubectl get csinode "$RN_NODE" -o json >"$dir/real-csinode.json" &&
     rn_kubectl get node "$RN_NODE" -o json >"$dir/real-node.json" || {
     echo "node: not compared: the API server did not give CSINode and Node $RN_NODE"
     return 1
   }
-  "$RN_TOOLS/sample-csi-driver" --endpoint="unix://$scratch/csi/csi.sock" --drivername="$DRIVER" \
-    --nodeid="$RN_NODE" "${RN_DRIVER_ARGS[@]}" >"$dir/driver.log" 2>&1 &
-  local driver_pid=$!
-  "$RN_TOOLS/csi-node-driver-registrar" --csi-address="$scratch/csi/csi.sock" \
-    --kubelet-registration-path="$scratch/csi/csi.sock" --plugin-registration-path="$scratch/reg" \
-    --requires-publish-pod >"$dir/registrar.log" 2>&1 &
-  local registrar_pid=$!
+  start_scratch_plugin "$dir" "$scratch"
   "$RN_TOOLS/kubeletclient" watch --plugin-registry-dir="$scratch/reg" \
     --node-status-file="$dir/predicted-status.json" --node-name="$RN_NODE" >"$dir/watch.log" 2>&1 &
   local watch_pid=$!
@@ -132,8 +140,9 @@ predict_node() {
     echo "node: not compared: kubeletclient watch did not register the scratch driver (logs: $dir/*.log)"
     status=1
   fi
-  kill "$watch_pid" "$driver_pid" "$registrar_pid" 2>/dev/null
-  wait "$watch_pid" "$driver_pid" "$registrar_pid" 2>/dev/null
+  kill "$watch_pid" 2>/dev/null
+  wait "$watch_pid" 2>/dev/null
+  stop_scratch_plugin
   return $status
 }
 
