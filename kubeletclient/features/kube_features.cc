@@ -41,7 +41,8 @@ std::vector<std::string> KnownFeatureGates() {
   return names;
 }
 
-absl::StatusOr<FeatureGates> ParseFeatureGates(const std::string& value, FeatureGates gates) {
+absl::StatusOr<std::vector<std::pair<std::string, bool>>> ParseFeatureGateItems(
+    const std::string& value) {
   // featuregate.Set: every item is parsed before any is applied.
   std::vector<std::pair<std::string, bool>> settings;
   for (absl::string_view item : absl::StrSplit(value, ',')) {
@@ -58,7 +59,12 @@ absl::StatusOr<FeatureGates> ParseFeatureGates(const std::string& value, Feature
     }
     settings.emplace_back(key, on);
   }
-  for (const auto& [key, on] : settings) {
+  return settings;
+}
+
+absl::StatusOr<FeatureGates> ApplyFeatureGateItems(
+    const std::vector<std::pair<std::string, bool>>& items, FeatureGates gates) {
+  for (const auto& [key, on] : items) {
     bool known = false;
     for (const auto& [name, field] : Gates()) {
       if (name == key) {
@@ -73,6 +79,12 @@ absl::StatusOr<FeatureGates> ParseFeatureGates(const std::string& value, Feature
     }
   }
   return gates;
+}
+
+absl::StatusOr<FeatureGates> ParseFeatureGates(const std::string& value, FeatureGates gates) {
+  absl::StatusOr<std::vector<std::pair<std::string, bool>>> items = ParseFeatureGateItems(value);
+  if (!items.ok()) return items.status();
+  return ApplyFeatureGateItems(*items, gates);
 }
 
 std::string FeatureGatesString(const FeatureGates& gates) {

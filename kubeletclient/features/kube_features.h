@@ -13,6 +13,7 @@
 #define NDR_KUBELETCLIENT_FEATURES_KUBE_FEATURES_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,13 @@ std::vector<std::string> KnownFeatureGates();
 // "unrecognized feature gate: X" (which also lists the gates kubeletclient knows).
 absl::StatusOr<FeatureGates> ParseFeatureGates(const std::string& value,
                                                FeatureGates defaults = {});
+
+// The two halves of ParseFeatureGates: the items of `value`, checked for form only, and their
+// application to `gates` (unknown names refused).
+absl::StatusOr<std::vector<std::pair<std::string, bool>>> ParseFeatureGateItems(
+    const std::string& value);
+absl::StatusOr<FeatureGates> ApplyFeatureGateItems(
+    const std::vector<std::pair<std::string, bool>>& items, FeatureGates gates);
 
 // "Name=bool,..." for every known gate, in KnownFeatureGates() order.
 std::string FeatureGatesString(const FeatureGates& gates);

@@ -1,0 +1,114 @@
+#include "kubeletclient/features/kubelet_releases.h"
+
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace ndr::kubelet {
+namespace {
+
+// A gate's life: from release `since` on it is `state`, until the next step. A step with no
+// state: the gate was removed in that release.
+struct Step {
+  int since;
+  std::optional<GateAtRelease> state;
+};
+
+constexpr GateAtRelease kAlphaOff{GateStage::kAlpha, false, false};
+constexpr GateAtRelease kBetaOff{GateStage::kBeta, false, false};
+constexpr GateAtRelease kBetaOn{GateStage::kBeta, true, false};
+constexpr GateAtRelease kGaLocked{GateStage::kGA, true, true};
+
+struct GateHistory {
+  const char* name;
+  std::vector<Step> steps;
+};
+
+// pkg/features/kube_features.go of v1.26.15, v1.27.16, v1.28.15, v1.29.6, v1.30.14, v1.31.14,
+// v1.32.13, v1.33.13, v1.34.4, v1.35.4, v1.36.3 and v1.37.2 (docs/kubelet-versions.md).
+const std::vector<GateHistory>& Histories() {
+  static const auto* histories = new std::vector<GateHistory>{
+      // Beta and on from 1.27, GA and locked in 1.29, gone in 1.31.
+      {"ReadWriteOncePod", {{26, kAlphaOff}, {27, kBetaOn}, {29, kGaLocked}, {31, std::nullopt}}},
+      {"CSINodeExpandSecret",
+       {{26, kAlphaOff}, {27, kBetaOn}, {29, kGaLocked}, {31, std::nullopt}}},
+      // Beta but off in 1.27 (kubernetes#117745), on from 1.28, GA and locked in 1.36.
+      {"SELinuxMountReadWriteOncePod",
+       {{26, kAlphaOff}, {27, kBetaOff}, {28, kBetaOn}, {36, kGaLocked}}},
+      // Alpha and off in every release.
+      {"CSIVolumeHealth", {{26, kAlphaOff}}},
+  };
+  return *histories;
+}
+
+}  // namespace
+
+absl::StatusOr<int> ParseKubeletRelease(absl::string_view text) {
+  absl::string_view rest = text;
+  absl::ConsumePrefix(&rest, "v");
+  std::vector<absl::string_view> parts = absl::StrSplit(rest, '.');
+  int major = 0, minor = 0, patch = 0;
+  const bool well_formed = (parts.size() == 2 || parts.size() == 3) &&
+                           absl::SimpleAtoi(parts[0], &major) &&
+                           absl::SimpleAtoi(parts[1], &minor) &&
+                           (parts.size() == 2 || absl::SimpleAtoi(parts[2], &patch)) &&
+                           major == 1 && patch >= 0;
+  if (!well_formed || minor < kOldestKubeletMinor || minor > kNewestKubeletMinor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not a kubelet release kubeletclient knows: give 1.",
+                     kOldestKubeletMinor, " to 1.", kNewestKubeletMinor,
+                     ", such as 1.37 or v1.29.6"));
+  }
+  return minor;
+}
+
+std::optional<GateAtRelease> GateAt(absl::string_view gate, int minor) {
+  for (const GateHistory& history : Histories()) {
+    if (history.name != gate) continue;
+    std::optional<GateAtRelease> state;
+    for (const Step& step : history.steps) {
+      if (step.since <= minor) state = step.state;
+    }
+    return state;
+  }
+  return std::nullopt;
+}
+
+FeatureGates DefaultFeatureGates(int minor) {
+  std::vector<std::pair<std::string, bool>> items;
+  for (const GateHistory& history : Histories()) {
+    std::optional<GateAtRelease> state = GateAt(history.name, minor);
+    items.emplace_back(history.name, state.has_value() ? state->default_on : true);
+  }
+  // Every history is a known gate, so this cannot fail.
+  return *ApplyFeatureGateItems(items, FeatureGates());
+}
+
+absl::StatusOr<FeatureGates> ParseFeatureGatesAt(const std::string& value, int minor) {
+  absl::StatusOr<std::vector<std::pair<std::string, bool>>> items = ParseFeatureGateItems(value);
+  if (!items.ok()) return items.status();
+  for (const auto& [name, on] : *items) {
+    bool modelled = false;
+    for (const GateHistory& history : Histories()) modelled |= history.name == name;
+    if (!modelled) continue;  // ApplyFeatureGateItems refuses it, naming the gates it knows
+    std::optional<GateAtRelease> state = GateAt(name, minor);
+    if (!state.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unrecognized feature gate: ", name, " (kubelet 1.", minor,
+                       " no longer has it: its behaviour is always on)"));
+    }
+    if (state->locked && on != state->default_on) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot set feature gate ", name, " to ",
+                                                     on ? "true" : "false",
+                                                     ", feature is locked to ",
+                                                     state->default_on ? "true" : "false"));
+    }
+  }
+  return ApplyFeatureGateItems(*items, DefaultFeatureGates(minor));
+}
+
+}  // namespace ndr::kubelet
