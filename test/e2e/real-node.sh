@@ -194,7 +194,7 @@ RN_TOOLS=$RN_WORK/tools
     cp "$bin/kubeletclient/kubeletclient" "$RN_TOOLS/kubeletclient"
 ) || { echo "real-node.sh: building the images failed (above)" >&2; exit 1; }
 RN_RECORD_DIR=${RN_RECORD_DIR:-$RN_WORK/record}
-rm -rf "$RN_RECORD_DIR"/{inline-info,inline-no-info,persistent}
+rm -rf "$RN_RECORD_DIR"/{inline-info,inline-no-info,persistent,node,calls.jsonl,comparison.txt}
 mkdir -p "$RN_RECORD_DIR"
 pack() {  # pack NAME IMAGE_REF ENTRYPOINT=FILE [MORE=FILE | LINK->TARGET ...]
   local name=$1

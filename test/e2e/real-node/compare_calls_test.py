@@ -101,6 +101,33 @@ class CompareCalls(unittest.TestCase):
                                extra=explained)
         self.assertEqual(code, 1, out)
 
+    def test_nothing_on_either_side_is_not_a_pass(self):
+        code, out = self.calls([CAPS], [], first=1)
+        self.assertEqual(code, 1, out)
+        self.assertIn("case publish: not compared: no requests on either side", out)
+
+    def test_a_volume_kubeletclient_did_not_publish_is_not_a_pass(self):
+        record = self.write("calls.jsonl", "")
+        report = self.write("report.json", json.dumps({"volumes": [
+            {"volume": "scratch", "skipped": "emptyDir: not a CSI volume"},
+            {"volume": "data", "result": "not published: PVC is not bound"}]}))
+        run = subprocess.run([sys.executable, SCRIPT, "calls", "case", "publish", record, "0", "0",
+                              report, SCRATCH], capture_output=True, text=True)
+        out = run.stdout + run.stderr
+        self.assertEqual(run.returncode, 1, out)
+        self.assertIn("volume scratch skipped by kubeletclient: emptyDir: not a CSI volume", out)
+        self.assertIn("not compared: kubeletclient did not handle volume data: not published: "
+                      "PVC is not bound", out)
+
+    def test_a_damaged_record_is_said_to_be(self):
+        record = self.write("calls.jsonl", json.dumps(CAPS) + "\n{\"method\": \"NodePubl\n")
+        report = self.write("report.json", json.dumps({"volumes": []}))
+        run = subprocess.run([sys.executable, SCRIPT, "calls", "case", "publish", record, "0", "2",
+                              report, SCRATCH], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn("line 2 is not a JSON request", run.stderr)
+        self.assertNotIn("Traceback", run.stderr)
+
     def files(self, real, predicted):
         for name, text in real.items():
             self.write("real/" + name, text)
