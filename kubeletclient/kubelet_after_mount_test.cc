@@ -570,6 +570,45 @@ TEST_F(KubeletAfterMountTest, TokensForTwoAudiencesWithTheDefaultExpiration) {
   ASSERT_EQ(Run("unpublish", pod, &log), 0) << log;
 }
 
+// kubelet 1.35 reads the CSIDriver's serviceAccountTokenInSecrets: the tokens go in
+// NodePublishVolume's secrets instead of its volume context (v1.35.4 pkg/volume/csi/
+// csi_mounter.go SetUpAt, podServiceAccountTokenAttrs); 1.34 ignores the field.
+TEST_F(KubeletAfterMountTest, TokensInSecretsFromKubelet135) {
+  const std::string key_file = dir_.Join("sa.key");
+  ASSERT_TRUE(::ndr::testing::WriteFile(key_file, token::NewKeyPem("RSA")));
+  Objects({{"csidriver.yaml",
+            CsiDriverYaml("{volumeLifecycleModes: [Ephemeral], tokenRequests: [{audience: vault}], "
+                          "serviceAccountTokenInSecrets: true}")},
+           {"sa.yaml",
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: default, namespace: shop, "
+            "uid: sa-uid-1}\n"}});
+  const std::string pod =
+      PodYaml("web", "uid-a", "{name: scratch, csi: {driver: rec.csi.example.com}}");
+  const std::string in_context =
+      "volume_context { key: \"csi.storage.k8s.io/serviceAccount.tokens\" value: \"<tokens>\" }";
+  const std::string in_secrets =
+      "secrets { key: \"csi.storage.k8s.io/serviceAccount.tokens\" value: \"<tokens>\" }";
+  std::string log;
+  for (const auto& [release, expect_in_secrets] :
+       {std::pair{"1.34", false}, std::pair{"1.35", true}, std::pair{"1.37", true}}) {
+    SCOPED_TRACE(release);
+    json report;
+    ASSERT_EQ(RunReport("publish", pod, &log, &report,
+                        {"--service-account-key-file=" + key_file,
+                         absl::StrCat("--kubelet-version=", release)}),
+              0)
+        << log;
+    const std::string publish = driver_.Take().back();
+    EXPECT_THAT(publish, HasSubstr(expect_in_secrets ? in_secrets : in_context));
+    EXPECT_THAT(publish, Not(HasSubstr(expect_in_secrets ? in_context : in_secrets)));
+    ASSERT_EQ(driver_.TakeTokens().size(), 1u);
+    EXPECT_EQ(report["node"]["kubeletVersion"], release);
+    ASSERT_EQ(Run("unpublish", pod, &log, {absl::StrCat("--kubelet-version=", release)}), 0)
+        << log;
+    driver_.Take();
+  }
+}
+
 // Refused before anything is sent: a driver asking for tokens without a key to sign them, or
 // for a service account that does not exist; a key file that is not a key.
 TEST_F(KubeletAfterMountTest, TokensRefusedBeforeAnythingIsSent) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -29,6 +30,7 @@ using ::ndr::testing::kPvTarget;
 using ::ndr::testing::kStagingPath;
 using ::ndr::testing::kVol1Sha;
 using ::ndr::testing::PodYaml;
+using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -269,6 +271,66 @@ TEST_F(KubeletClaimsTest, SeLinuxMountContext) {
   EXPECT_THAT(driver_.Take(), ElementsAreArray(expected("")));
   EXPECT_THAT(Files(), ElementsAreArray(PublishedFiles()));
   ASSERT_EQ(Run("unpublish", pod, &out), 0) << out;
+}
+
+// SELinuxMount, GA and on by default in kubelet 1.37: every PersistentVolume of a driver with
+// seLinuxMount: true is mounted with -o context, not only ReadWriteOncePod ones (v1.37.2
+// pkg/volume/util/selinux.go VolumeSupportsSELinuxMount); a pod whose seLinuxChangePolicy is
+// Recursive gets none (GetMountSELinuxLabel, SELinuxChangePolicy on from 1.33).
+TEST_F(KubeletClaimsTest, SeLinuxMountContextByRelease) {
+  Objects({{"pv.yaml", ClaimAndVolume("[ReadWriteOnce]")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false, seLinuxMount: true}")}});
+  driver_.Configure({.stage = true});
+  auto pod = [](const std::string& policy) {
+    return PodYaml("db", "uid-a", kClaimVolume,
+                   absl::StrCat("  securityContext: {seLinuxOptions: {level: \"s0:c11,c22\"}",
+                                policy, "}\n"));
+  };
+  const std::string context =
+      "mount_flags: \"context=\\\"system_u:object_r:container_file_t:s0:c11,c22\\\"\"";
+  auto flags_sent = [&]() {
+    std::vector<std::string> with_context;
+    for (const std::string& call : driver_.Take()) {
+      if (absl::StartsWith(call, "NodeStageVolume") || absl::StartsWith(call, "NodePublishVolume")) {
+        with_context.push_back(absl::StrCat(call.substr(0, call.find(' ')), " ",
+                                            absl::StrContains(call, context) ? "context" : "none"));
+      }
+    }
+    return with_context;
+  };
+  std::string out;
+  // 1.36: SELinuxMount is off (beta), a ReadWriteOnce volume gets no context.
+  ASSERT_EQ(Run("publish", pod(""), &out, {"--host-selinux=true", "--kubelet-version=1.36"}), 0)
+      << out;
+  EXPECT_THAT(flags_sent(), ElementsAre("NodeStageVolume none", "NodePublishVolume none"));
+  EXPECT_THAT(out, HasSubstr("only a PersistentVolume whose only access mode is ReadWriteOncePod"));
+  ASSERT_EQ(Run("unpublish", pod(""), &out, {"--kubelet-version=1.36"}), 0) << out;
+  driver_.Take();
+  // 1.37: the context on both, and in both vol_data.json files.
+  ASSERT_EQ(Run("publish", pod(""), &out, {"--host-selinux=true", "--kubelet-version=1.37"}), 0)
+      << out;
+  EXPECT_THAT(flags_sent(), ElementsAre("NodeStageVolume context", "NodePublishVolume context"));
+  EXPECT_THAT(Files(), ElementsAreArray(PublishedFiles(
+                           "\"seLinuxMountContext\":\"system_u:object_r:container_file_t:s0:c11,c22\",")));
+  ASSERT_EQ(Run("unpublish", pod(""), &out, {"--kubelet-version=1.37"}), 0) << out;
+  driver_.Take();
+  EXPECT_THAT(Files(), ElementsAreArray(kTornDown));
+  // 1.37, the pod asks for Recursive relabelling: none.
+  ASSERT_EQ(Run("publish", pod(", seLinuxChangePolicy: Recursive"), &out,
+                {"--host-selinux=true", "--kubelet-version=1.37"}),
+            0)
+      << out;
+  EXPECT_THAT(flags_sent(), ElementsAre("NodeStageVolume none", "NodePublishVolume none"));
+  EXPECT_THAT(out, HasSubstr("seLinuxChangePolicy is Recursive"));
+  ASSERT_EQ(Run("unpublish", pod(""), &out, {"--kubelet-version=1.37"}), 0) << out;
+  driver_.Take();
+  // 1.37 with SELinuxMount turned off: back to ReadWriteOncePod only.
+  ASSERT_EQ(Run("publish", pod(""), &out,
+                {"--host-selinux=true", "--kubelet-version=1.37", "--feature-gates=SELinuxMount=false"}),
+            0)
+      << out;
+  EXPECT_THAT(flags_sent(), ElementsAre("NodeStageVolume none", "NodePublishVolume none"));
+  ASSERT_EQ(Run("unpublish", pod(""), &out, {"--kubelet-version=1.37"}), 0) << out;
 }
 
 // Every volume of the pod is in the report: the CSI ones with their calls, the others skipped

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,54 @@ TEST_F(KubeletSequenceTest, PersistentVolumeOfADriverThatNeitherAttachesNorStage
                   std::string("NodeGetCapabilities"),  // UnmountDevice: no stage, just remove
               }));
   EXPECT_THAT(Files(), ElementsAreArray(TornDownFiles()));
+}
+
+// From kubelet 1.34 MountDevice writes the device directory's vol_data.json only for a driver
+// that stages, and UnmountDevice, finding none, skips: the empty globalmount/ stays (v1.34.2 and
+// v1.37.2 pkg/volume/csi/csi_attacher.go MountDevice, UnmountDevice). 1.33 as 1.26 (above).
+TEST_F(KubeletSequenceTest, ANonStagingDriversDeviceDirectoryFromKubelet134) {
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  const std::string device_dir =
+      absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha, "/");
+  std::string out;
+  for (const char* release : {"--kubelet-version=1.33", "--kubelet-version=1.34"}) {
+    SCOPED_TRACE(release);
+    const bool v134 = std::string(release) == "--kubelet-version=1.34";
+    ASSERT_EQ(Run("publish", pod, &out, {release}), 0) << out;
+    // The same requests either way: NodeGetCapabilities (stage) and SetUp's.
+    EXPECT_EQ(driver_.TakeMethods(),
+              std::vector<std::string>({"NodeGetInfo", "NodeGetCapabilities",
+                                        "NodeGetCapabilities", "NodeGetCapabilities",
+                                        "NodeGetCapabilities", "NodePublishVolume"}));
+    std::vector<std::string> published = PublishedPvFiles();
+    if (v134) {
+      published.erase(std::remove_if(published.begin(), published.end(),
+                                     [&](const std::string& f) {
+                                       return f == device_dir + "vol_data.json = "
+                                                                "{\"driverName\":\"rec.csi."
+                                                                "example.com\",\"volumeHandle\":"
+                                                                "\"vol-1\"}\n";
+                                     }),
+                      published.end());
+      ASSERT_EQ(published.size(), PublishedPvFiles().size() - 1);
+    }
+    EXPECT_THAT(Files(), ElementsAreArray(published));
+    ASSERT_EQ(Run("unpublish", pod, &out, {release}), 0) << out;
+    std::vector<std::string> torn_down = TornDownFiles();
+    if (v134) {
+      // UnmountDevice skipped without a call: "volume data file ... does not exist".
+      EXPECT_EQ(driver_.TakeMethods(),
+                std::vector<std::string>({"NodeGetInfo", "NodeUnpublishVolume"}));
+      torn_down.insert(torn_down.begin() + 4, {device_dir, device_dir + "globalmount/"});
+    } else {
+      EXPECT_EQ(driver_.TakeMethods(), std::vector<std::string>({"NodeGetInfo",
+                                                                 "NodeUnpublishVolume",
+                                                                 "NodeGetCapabilities"}));
+    }
+    EXPECT_THAT(Files(), ElementsAreArray(torn_down));
+  }
 }
 
 TEST_F(KubeletSequenceTest, AttachedAndStagedWithPublishContextAndStageSecrets) {

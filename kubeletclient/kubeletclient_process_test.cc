@@ -31,6 +31,7 @@ using ::ndr::testing::Runfile;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using json = nlohmann::json;
 
 constexpr char kClient[] = "kubeletclient/kubeletclient";
@@ -418,7 +419,8 @@ TEST_F(KubeletClientTest, RefusalsCarryKubeletsTexts) {
     c.configure(&config);
     plugins.push_back(std::make_unique<FakePlugin>(reg_dir_ + "/" + c.name + "-reg.sock", config));
   }
-  auto client = StartClient();
+  // The texts are v1.26's (its apimachinery and grpc-go).
+  auto client = StartClient({"--kubelet-version=1.26"});
   for (size_t i = 0; i < std::size(cases); ++i) {
     ASSERT_TRUE(PollUntil([&] { return !plugins[i]->notified().empty(); })) << cases[i].name;
     pluginregistration::RegistrationStatus first = plugins[i]->notified()[0];
@@ -426,6 +428,31 @@ TEST_F(KubeletClientTest, RefusalsCarryKubeletsTexts) {
     EXPECT_EQ(first.error(), cases[i].text) << cases[i].name;
   }
   EXPECT_TRUE(Status()["drivers"].empty());
+}
+
+// From v1.29 apimachinery's HighestSupportedVersion words its refusals without "by driver"
+// (k8s.io/apimachinery@v0.29.6 and v0.37.2 pkg/util/version/version.go); the default release
+// (the newest) uses them.
+TEST_F(KubeletClientTest, VersionRefusalsAreWordedAsTheReleaseWordsThem) {
+  FakeNode good_node(csi_dir_ + "/good.sock", "node-1");
+  FakePlugin::Config config;
+  config.name = "oldversion";
+  config.endpoint = csi_dir_ + "/good.sock";
+  config.versions = {"0.3.0"};
+  FakePlugin old_version(reg_dir_ + "/oldversion-reg.sock", config);
+  config.name = "garbled";
+  config.versions = {"one"};
+  FakePlugin garbled(reg_dir_ + "/garbled-reg.sock", config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return !old_version.notified().empty(); }));
+  EXPECT_THAT(old_version.notified()[0].error(),
+              HasSubstr("None of the versions specified [\"0.3.0\"] are supported. "
+                        "err=highest supported version reported is 0.3.0, must be v1.x"));
+  ASSERT_TRUE(PollUntil([&] { return !garbled.notified().empty(); }));
+  EXPECT_THAT(garbled.notified()[0].error(),
+              HasSubstr("err=could not find a highest supported version from versions ([one]) "
+                        "reported: "));
+  EXPECT_THAT(garbled.notified()[0].error(), Not(HasSubstr("by this driver")));
 }
 
 TEST_F(KubeletClientTest, UnimplementedCsiRegistrationMeansNoPodInfo) {

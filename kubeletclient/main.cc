@@ -31,6 +31,7 @@
 #include "absl/strings/strip.h"
 #include "hostutil/mount.h"
 #include "kubeletclient/expand.h"
+#include "kubeletclient/features/kubelet_releases.h"
 #include "kubeletclient/probe.h"
 #include "kubeletclient/publish.h"
 #include "kubeletclient/republish.h"
@@ -54,10 +55,17 @@ DEFINE_string(root_dir, "/var/lib/kubelet", "Kubelet's root directory.");
 DEFINE_string(allowed_inline_drivers, "",
               "Drivers whose inline (ephemeral) volumes this node allows, comma-separated; empty "
               "allows none.");
+DEFINE_string(kubelet_version, "1.37",
+              "The kubelet release to act as, 1.26 to 1.37 (\"1.29\", \"v1.29.6\"): its "
+              "default feature gates and what its CSI volume plugin sends and writes "
+              "(docs/kubelet-versions.md). sanity takes several, comma-separated, and judges "
+              "the driver against each.");
 DEFINE_string(feature_gates, "",
-              "Kubelet's feature gates that change what is sent, Name=bool,... "
-              "(ReadWriteOncePod=true, SELinuxMountReadWriteOncePod=true, CSIVolumeHealth=false "
-              "by default, as in a current kubelet).");
+              "Kubelet's feature gates that change what is sent, Name=bool,... (ReadWriteOncePod, "
+              "SELinuxMountReadWriteOncePod, SELinuxMount, SELinuxChangePolicy, CSIVolumeHealth, "
+              "CSINodeExpandSecret, RecoverVolumeExpansionFailure), over the --kubelet-version's "
+              "defaults; a gate the release lacks or has locked is refused as kubelet refuses "
+              "it.");
 DEFINE_string(host_selinux, "auto",
               "Whether this node has SELinux, for SELinux mount labels: true, false, or auto "
               "(what this machine says).");
@@ -118,22 +126,23 @@ struct Command {
 };
 
 const std::vector<Command>& Commands() {
-  static const std::vector<std::string> kHandshake = {"get_info_timeout", "notify_timeout",
-                                                      "node_get_info_timeout"};
+  static const std::vector<std::string> kHandshake = {
+      "kubelet_version", "get_info_timeout", "notify_timeout", "node_get_info_timeout"};
   auto with_handshake = [](std::vector<std::string> flags) {
     flags.insert(flags.end(), kHandshake.begin(), kHandshake.end());
     return flags;
   };
   static const auto* commands = new std::vector<Command>{
       {"watch",
-       "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME]",
+       "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME] "
+       "[--kubelet-version=1.N]",
        with_handshake({"plugin_registry_dir", "node_status_file", "node_name"})},
-      {"probe", "kubeletclient probe --registration-socket=SOCKET",
+      {"probe", "kubeletclient probe --registration-socket=SOCKET [--kubelet-version=1.N]",
        with_handshake({"registration_socket"})},
       {"publish",
        "kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
        "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b] "
-       "[--feature-gates=Name=bool,...] [--host-selinux=auto|true|false] "
+       "[--kubelet-version=1.N] [--feature-gates=Name=bool,...] [--host-selinux=auto|true|false] "
        "[--block-host-ops=auto|skip] [--service-account-key-file=PEM "
        "--service-account-issuer=URL]",
        with_handshake({"pod", "objects", "plugin_registry_dir", "root_dir", "node_name",
@@ -169,7 +178,7 @@ const std::vector<Command>& Commands() {
        "--root-dir=DIR [--volume-handle=H[,H...]] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--inline-read-only] [--inline-fs-type=TYPE] "
        "[--inline-volume-attributes=K=V,...] [--inline-publish-secret=NAME] [--junit=FILE] "
-       "[--only=REGEX] [--skip=REGEX] [--list] "
+       "[--only=REGEX] [--skip=REGEX] [--list] [--kubelet-version=1.N[,1.M...]] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
        with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
@@ -216,8 +225,9 @@ std::string HostName() {
   return gethostname(name, sizeof(name)) == 0 ? name : "";
 }
 
-// `kubeletclient sanity`, with the node options `publish` has already read.
-int Sanity(const ndr::kubelet::PublishCommand& publish) {
+// `kubeletclient sanity`, with the node options `publish` has already read, once per release.
+int Sanity(const ndr::kubelet::PublishCommand& publish,
+           const std::vector<ndr::kubelet::KubeletRelease>& releases) {
   if (FLAGS_list) {
     ndr::kubelet::sanity::ListChecks(std::cout);
     return 0;
@@ -301,15 +311,43 @@ int Sanity(const ndr::kubelet::PublishCommand& publish) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ndr::kubelet::SanityReport report = ndr::kubelet::RunSanity(options, std::cout);
-  if (!FLAGS_junit.empty() && report.error.empty()) {
+  // One judgement per release, in the order given; with several, each check's name starts
+  // with its release ("1.29/filesystem/publish") and a line per release sums it up.
+  ndr::kubelet::SanityReport all;
+  std::vector<std::string> summaries;
+  for (const ndr::kubelet::KubeletRelease& release : releases) {
+    options.node.release = release;
+    options.csi.release = release;
+    // Checked in main for every release already.
+    options.node.feature_gates = *ndr::kubelet::ParseFeatureGatesAt(FLAGS_feature_gates, release.minor);
+    if (releases.size() > 1) std::cout << "=== kubelet " << release.Name() << "\n";
+    ndr::kubelet::SanityReport report = ndr::kubelet::RunSanity(options, std::cout);
+    if (!report.error.empty()) return Fail(report.error);
+    all.driver = report.driver;
+    for (ndr::kubelet::CheckResult& check : report.checks) {
+      if (releases.size() > 1) check.name = release.Name() + "/" + check.name;
+      all.checks.push_back(std::move(check));
+    }
+    all.passed += report.passed;
+    all.failed += report.failed;
+    all.skipped += report.skipped;
+    summaries.push_back(absl::StrCat("kubelet ", release.Name(), ": ", report.passed, " passed, ",
+                                     report.failed, " failed, ", report.skipped, " skipped"));
+    if (report.interrupted) {
+      all.interrupted = true;
+      break;
+    }
+  }
+  if (releases.size() > 1) {
+    for (const std::string& line : summaries) std::cout << line << "\n";
+  }
+  if (!FLAGS_junit.empty()) {
     std::ofstream junit(FLAGS_junit);
-    junit << ndr::kubelet::JunitXml(report);
+    junit << ndr::kubelet::JunitXml(all);
     if (!junit.good()) return Fail("--junit: could not write " + FLAGS_junit);
   }
-  if (!report.error.empty()) return Fail(report.error);
-  if (report.interrupted) return 130;
-  return report.failed > 0 ? 1 : 0;
+  if (all.interrupted) return 130;
+  return all.failed > 0 ? 1 : 0;
 }
 
 }  // namespace
@@ -344,6 +382,27 @@ int main(int argc, char** argv) {
     *target = *d;
   }
   csi.csi_registration_timeout = handshake.get_info;
+  // --kubelet-version: one release, or for sanity a list of them.
+  std::vector<ndr::kubelet::KubeletRelease> releases;
+  for (absl::string_view item : absl::StrSplit(FLAGS_kubelet_version, ',', absl::SkipWhitespace())) {
+    absl::StatusOr<int> minor = ndr::kubelet::ParseKubeletRelease(item);
+    if (!minor.ok()) return Fail("--kubelet-version: " + std::string(minor.status().message()));
+    ndr::kubelet::KubeletRelease release;
+    release.minor = *minor;
+    for (const ndr::kubelet::KubeletRelease& seen : releases) {
+      if (seen.minor == release.minor) {
+        return Fail(absl::StrCat("--kubelet-version: ", release.Name(), " is given twice"));
+      }
+    }
+    releases.push_back(release);
+  }
+  if (releases.empty()) return Fail("--kubelet-version: name a release, 1.26 to 1.37");
+  if (releases.size() > 1 && command != "sanity") {
+    return Fail(absl::StrCat("--kubelet-version: ", command,
+                             " acts as one kubelet release; only sanity takes a list (got ",
+                             FLAGS_kubelet_version, ")"));
+  }
+  csi.release = releases.front();
 
   if (command == "probe") {
     if (FLAGS_registration_socket.empty()) {
@@ -377,10 +436,17 @@ int main(int argc, char** argv) {
                                               absl::SkipWhitespace())) {
       publish.node.allowed_inline_drivers.emplace(d);
     }
-    absl::StatusOr<ndr::kubelet::FeatureGates> gates =
-        ndr::kubelet::ParseFeatureGates(FLAGS_feature_gates);
-    if (!gates.ok()) return Fail("--feature-gates: " + std::string(gates.status().message()));
-    publish.node.feature_gates = *gates;
+    // Each release's gates are checked now, so that a refused gate stops sanity before it runs.
+    for (const ndr::kubelet::KubeletRelease& release : releases) {
+      absl::StatusOr<ndr::kubelet::FeatureGates> gates =
+          ndr::kubelet::ParseFeatureGatesAt(FLAGS_feature_gates, release.minor);
+      if (!gates.ok()) {
+        return Fail(absl::StrCat("--feature-gates: ", gates.status().message(),
+                                 releases.size() > 1 ? " (at kubelet " + release.Name() + ")" : ""));
+      }
+      if (release.minor == releases.front().minor) publish.node.feature_gates = *gates;
+    }
+    publish.node.release = releases.front();
     absl::StatusOr<ndr::kubelet::SeLinuxHost> selinux =
         ndr::kubelet::ResolveHostSeLinux(FLAGS_host_selinux);
     if (!selinux.ok()) return Fail(std::string(selinux.status().message()));
@@ -399,7 +465,7 @@ int main(int argc, char** argv) {
     if (publish.service_account_issuer.empty()) {
       return Fail("--service-account-issuer: must not be empty");
     }
-    if (command == "sanity") return Sanity(publish);
+    if (command == "sanity") return Sanity(publish, releases);
     // As kubelet at its start (the judge does it in its run, and undoes it).
     bool root_made_shared = false;
     if (absl::Status s = ndr::kubelet::SetUpRootDir(publish.node, &root_made_shared); !s.ok()) {

@@ -151,8 +151,18 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     VolumeOutcome calls;
     CsiNodeClient client(plan.endpoint, command.node.timeout, &calls.calls);
     bool unsupported = false;
-    absl::StatusOr<VolumeStats> stats =
-        GetMetrics(plan, command.node.feature_gates.csi_volume_health, &client, &unsupported);
+    // v1.37 reads no volume condition from NodeGetVolumeStats, whatever CSIVolumeHealth says
+    // (ReleaseBehaviour::kNoVolumeConditionFromStats).
+    const bool read_condition =
+        command.node.feature_gates.csi_volume_health &&
+        !command.node.release.Has(ReleaseBehaviour::kNoVolumeConditionFromStats);
+    if (command.node.feature_gates.csi_volume_health && !read_condition) {
+      entry["condition"] =
+          "not read: kubelet 1.37 takes no volume condition from NodeGetVolumeStats (with "
+          "CSIVolumeHealth it asks NodeGetVolumeHealth instead, which kubeletclient does not "
+          "model yet)";
+    }
+    absl::StatusOr<VolumeStats> stats = GetMetrics(plan, read_condition, &client, &unsupported);
     ReportOutcome(calls, &entry);
     if (unsupported) {
       // volume_stat_calculator.go: not an error, the volume simply has no metrics.
@@ -177,7 +187,7 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
           entry["event"] = absl::StrCat("Warning VolumeConditionAbnormal: Volume ", volume.name,
                                         ": ", stats->message.value_or(""));
         }
-      } else if (command.node.feature_gates.csi_volume_health) {
+      } else if (read_condition) {
         entry["condition"] = "not reported: the driver lacks the VOLUME_CONDITION capability";
       }
       entry["result"] = "ok";

@@ -78,6 +78,7 @@ json ReportHead(const Pod& pod, json registrations, const NodeOptions& node) {
                {"registrations", std::move(registrations)}};
   head["node"] = {
       {"name", node.node_name},
+      {"kubeletVersion", node.release.Name()},
       {"featureGates", FeatureGatesString(node.feature_gates)},
       {"seLinux", absl::StrCat(node.selinux.enabled ? "enabled" : "disabled", " (",
                                node.selinux.source, ")")},

@@ -60,22 +60,41 @@ absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const
   if (absl::Status s = MakeDirs(device.globalmount, 0750); !s.ok()) return failed(s);
   VolData data = {{kVolDataDriverName, plan.driver}, {kVolDataVolumeHandle, plan.handle}};
   if (!plan.selinux_label.empty()) data[kVolDataSeLinuxMountContext] = plan.selinux_label;
-  absl::Status status = SaveVolData(device.vol_data, data);
+  // v1.26 to v1.33 save vol_data.json before the staging check, for every driver; from v1.34
+  // (ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers) only for a staging driver, after its
+  // VOLUME_MOUNT_GROUP check, and a driver that does not stage gets an empty globalmount/.
+  const bool late_vol_data =
+      plan.release.Has(ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers);
+  absl::Status status = late_vol_data ? absl::OkStatus() : SaveVolData(device.vol_data, data);
   if (status.ok() && !*stage) {
-    // "STAGE_UNSTAGE_VOLUME capability not set. Skipping MountDevice..." The directory and its
-    // vol_data.json stay: UnmountDevice reads them.
+    // "STAGE_UNSTAGE_VOLUME capability not set. Skipping MountDevice..." Before v1.34 the
+    // directory and its vol_data.json stay for UnmountDevice to read.
     return absl::OkStatus();
   }
   CapabilityArgs capability = plan.capability;
   if (status.ok()) {
     absl::StatusOr<bool> mount_group = client->NodeSupportsVolumeMountGroup();
     if (!mount_group.ok()) {
+      // v1.34+: nothing saved yet, nothing to clean up; the operation is retried.
       status = absl::Status(mount_group.status().code(),
                             absl::StrCat("attacher.MountDevice failed to determine if the node "
                                          "service has VOLUME_MOUNT_GROUP capability: ",
                                          mount_group.status().message()));
+      if (late_vol_data) return failed(status);
     } else if (*mount_group) {
       capability.mount_group = plan.fs_group;
+    }
+  }
+  if (status.ok() && late_vol_data) {
+    status = SaveVolData(device.vol_data, data);
+    if (!status.ok()) {
+      // "failed to save volume info data", and the directory goes (removeMountDir).
+      if (absl::Status cleanup = RemoveMountDir(device.globalmount); !cleanup.ok()) {
+        return failed(absl::Status(status.code(), absl::StrCat(status.message(),
+                                                               "; cleaning up: ",
+                                                               cleanup.message())));
+      }
+      return failed(status);
     }
   }
   if (status.ok()) {

@@ -67,7 +67,10 @@ absl::StatusOr<Version> CsiHandler::Validate(const std::string& caller, const st
     existing_version = *Version::ParseGeneric(existing->version);
   }
   return ValidateVersions(caller, name, versions,
-                          existing_version.has_value() ? &*existing_version : nullptr);
+                          existing_version.has_value() ? &*existing_version : nullptr,
+                          options_.release.Has(ReleaseBehaviour::kShortVersionRefusalTexts)
+                              ? VersionTexts::kV129
+                              : VersionTexts::kV126);
 }
 
 absl::Status CsiHandler::ValidatePlugin(const std::string& name, const std::string& endpoint,

@@ -27,6 +27,7 @@
 #include "api/csiregistration/csiregistration.grpc.pb.h"
 #include "kubeletclient/util/call_set.h"
 #include "kubeletclient/csi/driver_registry.h"
+#include "kubeletclient/features/kubelet_releases.h"
 #include "kubeletclient/pluginmanager/plugin_handler.h"
 #include "kubeletclient/csi/versions.h"
 
@@ -39,6 +40,7 @@ struct CsiHandlerOptions {
   absl::Duration node_get_info_timeout = absl::Minutes(2);
   // GetCSIDriverInfo on the registration socket (the program uses --get-info-timeout).
   absl::Duration csi_registration_timeout = absl::Seconds(1);
+  KubeletRelease release;  // --kubelet-version: the texts of version refusals
 };
 
 // What the registrar's CSIRegistration service answered: the answer, or why there is none.

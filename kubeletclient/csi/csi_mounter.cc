@@ -123,7 +123,17 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client, token::TokenMa
                                             "service accoount token attributes: ",
                                             token_attr.status().message())));
   }
-  if (token_attr->has_value()) volume_context[kServiceAccountTokensKey] = **token_attr;
+  // mergeMap: the tokens into the volume context, or (v1.35+, the CSIDriver's
+  // serviceAccountTokenInSecrets) into the secrets, over a key of the same name.
+  StringMap secrets = plan.publish_secrets;
+  if (token_attr->has_value()) {
+    (plan.tokens_in_secrets ? secrets : volume_context)[kServiceAccountTokensKey] = **token_attr;
+    if (plan.tokens_in_secrets) {
+      notes->push_back(
+          "service-account tokens: in NodePublishVolume's secrets, as the CSIDriver's "
+          "serviceAccountTokenInSecrets asks (kubelet 1.35+)");
+    }
+  }
   CapabilityArgs capability = plan.capability;
   absl::StatusOr<bool> mount_group = client->NodeSupportsVolumeMountGroup();
   if (!mount_group.ok()) {
@@ -140,7 +150,7 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client, token::TokenMa
     csi::v1::NodePublishVolumeRequest sent;
     status = client->NodePublishVolume(plan.handle, plan.read_only, staging_path, plan.paths.mount,
                                        capability, plan.publish_context, volume_context,
-                                       plan.publish_secrets, &sent);
+                                       secrets, &sent);
   }
   if (!status.ok()) {
     if (IsFinalError(status)) {

@@ -29,7 +29,7 @@ int64_t PvCapacity(const VolumePlan& plan) {
 // (inUseError: it cannot expand the volume while it is published).
 absl::Status NodeExpand(const VolumePlan& plan, const ObjectSet& objects,
                         const NodeOptions& options, const std::string& pod_ns, int64_t new_size,
-                        CsiNodeClient* client, bool* in_use) {
+                        CsiNodeClient* client, bool* in_use, bool* not_supported) {
   absl::StatusOr<bool> supported = client->NodeSupportsNodeExpand();
   if (!supported.ok()) {
     return absl::Status(supported.status().code(),
@@ -38,6 +38,12 @@ absl::Status NodeExpand(const VolumePlan& plan, const ObjectSet& objects,
                                      supported.status().message()));
   }
   if (!*supported) {
+    *not_supported = true;
+    // v1.28+: an OperationNotSupportedError (ReleaseBehaviour::kExpandUnsupportedIs...).
+    if (options.release.Has(ReleaseBehaviour::kExpandUnsupportedIsNotSupportedError)) {
+      return absl::UnimplementedError(
+          absl::StrCat("NodeExpand is not supported by the CSI driver ", plan.driver));
+    }
     return absl::UnimplementedError(
         absl::StrCat("Expander.NodeExpand found CSI plugin kubernetes.io/csi/", plan.driver,
                      " to not support node expansion (it lacks the EXPAND_VOLUME node "
@@ -85,8 +91,21 @@ ExpansionOutcome CallNodeExpand(const VolumePlan& plan, const ObjectSet& objects
   const PersistentVolumeClaim& claim = *plan.claim_object;
   const Quantity new_size = *plan.pv_capacity;
   bool in_use = false;
-  absl::Status status =
-      NodeExpand(plan, objects, options, pod_ns, new_size.value(), client, &in_use);
+  bool not_supported = false;
+  absl::Status status = NodeExpand(plan, objects, options, pod_ns, new_size.value(), client,
+                                   &in_use, &not_supported);
+  if (not_supported &&
+      options.release.Has(ReleaseBehaviour::kExpandUnsupportedIsNotSupportedError)) {
+    // legacyCallNodeExpandOnPlugin (v1.28+): IsOperationNotSupportedError, the resize counts as
+    // finished; the mount goes on and the claim's status is not changed.
+    outcome.requested = false;
+    outcome.notes.push_back(absl::StrCat(
+        "MountVolume.NodeExpandVolume failed for volume ", GoQuote(plan.spec_name),
+        ": NodeExpandVolume not supported (", status.message(),
+        "); kubelet 1.28+ takes the resize as done and goes on, the claim's status unchanged"));
+    outcome.not_expanded = "the driver lacks the EXPAND_VOLUME node capability";
+    return outcome;
+  }
   if (in_use) {
     // The driver's FAILED_PRECONDITION: not now, the volume is in use. Not a failed mount.
     outcome.notes.push_back(absl::StrCat(

@@ -72,7 +72,10 @@ bool Version::LessThan(const Version& other) const {
 
 std::string Version::String() const { return absl::StrJoin(components_, "."); }
 
-absl::StatusOr<Version> HighestSupportedVersion(const std::vector<std::string>& versions) {
+absl::StatusOr<Version> HighestSupportedVersion(const std::vector<std::string>& versions,
+                                                VersionTexts texts) {
+  // apimachinery pkg/util/version HighestSupportedVersion, v0.26.15 and v0.29.6.
+  const bool short_texts = texts == VersionTexts::kV129;
   if (versions.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kLogPrefix, "CSI driver reporting empty array for supported versions"));
@@ -91,10 +94,12 @@ absl::StatusOr<Version> HighestSupportedVersion(const std::vector<std::string>& 
   if (!highest.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat("could not find a highest supported version from versions (",
-                     "[", absl::StrJoin(versions, " "), "]) reported by this driver: ", last_error));
+                     "[", absl::StrJoin(versions, " "), "]) reported",
+                     short_texts ? "" : " by this driver", ": ", last_error));
   }
   if (highest->Major() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("highest supported version reported by driver is ",
+    return absl::InvalidArgumentError(absl::StrCat("highest supported version reported ",
+                                                   short_texts ? "" : "by driver ", "is ",
                                                    highest->String(), ", must be v1.x"));
   }
   return *highest;
@@ -102,13 +107,13 @@ absl::StatusOr<Version> HighestSupportedVersion(const std::vector<std::string>& 
 
 absl::StatusOr<Version> ValidateVersions(const std::string& caller, const std::string& plugin_name,
                                          const std::vector<std::string>& versions,
-                                         const Version* existing) {
+                                         const Version* existing, VersionTexts texts) {
   if (versions.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kLogPrefix, caller, " for CSI driver ", GoQuote(plugin_name),
                      " failed. Plugin returned an empty list for supported versions"));
   }
-  absl::StatusOr<Version> highest = HighestSupportedVersion(versions);
+  absl::StatusOr<Version> highest = HighestSupportedVersion(versions, texts);
   if (!highest.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         kLogPrefix, caller, " for CSI driver ", GoQuote(plugin_name),

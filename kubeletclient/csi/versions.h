@@ -29,15 +29,22 @@ class Version {
   std::vector<unsigned> components_;
 };
 
-// kubelet's highestSupportedVersion: the error texts are kubelet's.
-absl::StatusOr<Version> HighestSupportedVersion(const std::vector<std::string>& versions);
+// Which of apimachinery's texts kubelet refuses unusable versions with: "... reported by this
+// driver: ..." / "... reported by driver is ..." (v1.26 to v1.28), or "... reported: ..." /
+// "... reported is ..." (from v1.29: ReleaseBehaviour::kShortVersionRefusalTexts).
+enum class VersionTexts { kV126, kV129 };
+
+// kubelet's highestSupportedVersion: the error texts are kubelet's at `texts`.
+absl::StatusOr<Version> HighestSupportedVersion(const std::vector<std::string>& versions,
+                                                VersionTexts texts = VersionTexts::kV126);
 
 // kubelet's validateVersions for `caller` ("ValidatePlugin" or "RegisterPlugin"). `existing` is the
 // highest version of an already registered driver with the same name, if any: the new one must
 // be strictly higher.
 absl::StatusOr<Version> ValidateVersions(const std::string& caller, const std::string& plugin_name,
                                          const std::vector<std::string>& versions,
-                                         const Version* existing);
+                                         const Version* existing,
+                                         VersionTexts texts = VersionTexts::kV126);
 
 // Go's %q of a []string: ["1.0.0" "2.0.0"].
 std::string GoQuoteList(const std::vector<std::string>& items);

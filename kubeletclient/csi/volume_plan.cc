@@ -162,7 +162,8 @@ absl::StatusOr<const PersistentVolume*> ClaimedVolume(const Pod& pod, const PodV
 
 // desired_state_of_world.go getSELinuxLabel and AddPodToVolume: the label a volume is mounted
 // with, or why the pod cannot be admitted.
-absl::StatusOr<std::string> SeLinuxLabel(const VolumePlan& plan, const CsiDriverObject* csi_driver,
+absl::StatusOr<std::string> SeLinuxLabel(const Pod& pod, const VolumePlan& plan,
+                                         const CsiDriverObject* csi_driver,
                                          const std::vector<std::optional<SeLinuxOptions>>& contexts,
                                          const NodeOptions& options, std::vector<std::string>* notes,
                                          bool* conflict_is_error) {
@@ -194,15 +195,25 @@ absl::StatusOr<std::string> SeLinuxLabel(const VolumePlan& plan, const CsiDriver
                        GoQuote(label), ", ", GoQuote(next)));
     }
   }
-  if (!supported) {
-    notes->push_back(
-        "SELinux mount: not used, only a PersistentVolume whose only access mode is "
-        "ReadWriteOncePod is mounted with -o context (with both feature gates on)");
-    return std::string();
-  }
   if (label.empty()) {
     notes->push_back(
         "SELinux mount: not used, no container that mounts the volume has seLinuxOptions");
+    return std::string();
+  }
+  // GetMountSELinuxLabel (v1.32+, SELinuxChangePolicy): the pod opted out of mount labels.
+  if (gates.selinux_change_policy && pod.se_linux_change_policy == "Recursive") {
+    notes->push_back(
+        "SELinux mount: not used, the pod's securityContext.seLinuxChangePolicy is Recursive "
+        "(the container runtime relabels the volume's files instead)");
+    return std::string();
+  }
+  if (!supported) {
+    notes->push_back(absl::StrCat(
+        "SELinux mount: not used, ",
+        gates.selinux_mount ? "an inline volume is never mounted with -o context"
+                            : "only a PersistentVolume whose only access mode is "
+                              "ReadWriteOncePod is mounted with -o context (SELinuxMount is off; "
+                              "on by default from kubelet 1.37)"));
     return std::string();
   }
   notes->push_back(absl::StrCat("SELinux mount: context=", GoQuote(label), " (",
@@ -223,7 +234,7 @@ absl::Status PlanCsiVolume(const Pod& pod, const ObjectSet& objects,
   // operation checks (csi_mounter.go SetUpAt: the lifecycle mode; the node's inline policy).
   auto contexts = use.selinux_contexts.find(plan->pod_volume);
   absl::StatusOr<std::string> label =
-      SeLinuxLabel(*plan, csi_driver,
+      SeLinuxLabel(pod, *plan, csi_driver,
                    contexts == use.selinux_contexts.end()
                        ? std::vector<std::optional<SeLinuxOptions>>()
                        : contexts->second,
@@ -247,6 +258,9 @@ absl::Status PlanCsiVolume(const Pod& pod, const ObjectSet& objects,
     plan->fs_group_policy = csi_driver->fs_group_policy;
     plan->token_requests = csi_driver->token_requests;
     plan->requires_republish = csi_driver->requires_republish;
+    plan->tokens_in_secrets =
+        options.release.Has(ReleaseBehaviour::kTokensInSecretsField) &&
+        csi_driver->service_account_token_in_secrets;
   }
   plan->pod_name = pod.name;
   plan->pod_namespace = pod.ns;
@@ -426,6 +440,7 @@ PodPlan PlanVolumes(const Pod& pod, const ObjectSet& objects,
       continue;
     }
     VolumePlan plan;
+    plan.release = options.release;
     plan.pod_volume = volume.name;
     plan.pod_uid = pod.uid;
     plan.fs_group = pod.fs_group;
@@ -481,8 +496,15 @@ PodPlan PlanVolumes(const Pod& pod, const ObjectSet& objects,
       plan.access_modes = (*pv)->access_modes;
       // The PV's first access mode, ReadWriteOnce without one (csi_mounter.go SetUpAt).
       if (!plan.access_modes.empty()) plan.capability.access_mode = plan.access_modes[0];
-      plan.access_modes_include_rwo = std::find(plan.access_modes.begin(), plan.access_modes.end(),
-                                                "ReadWriteOnce") != plan.access_modes.end();
+      // csi_util.go hasReadWriteOnce: ReadWriteOncePod counts too from v1.32.
+      auto has_mode = [&](const char* mode) {
+        return std::find(plan.access_modes.begin(), plan.access_modes.end(), mode) !=
+               plan.access_modes.end();
+      };
+      plan.access_modes_include_rwo =
+          has_mode("ReadWriteOnce") ||
+          (options.release.Has(ReleaseBehaviour::kFsGroupForReadWriteOncePod) &&
+           has_mode("ReadWriteOncePod"));
       // Read-only only when the pod's claim says so: kubelet builds the spec with
       // NewSpecFromPersistentVolume(pv, pvcSource.ReadOnly) and ignores spec.csi.readOnly (a
       // generic ephemeral volume's claim source is never read-only).

@@ -28,6 +28,7 @@
 #include "kubeletclient/csi/vol_data.h"
 #include "kubeletclient/csi/volume_paths.h"
 #include "kubeletclient/features/kube_features.h"
+#include "kubeletclient/features/kubelet_releases.h"
 #include "kubeletclient/objects/k8s_objects.h"
 #include "kubeletclient/token/token_manager.h"
 #include "kubeletclient/volumeutil/selinux.h"
@@ -48,7 +49,8 @@ struct NodeOptions {
   // PodSecurityPolicy's AllowedCSIDrivers.
   std::set<std::string> allowed_inline_drivers;
   absl::Duration timeout = absl::Minutes(2);  // kubelet's csiTimeout
-  FeatureGates feature_gates;                 // --feature-gates
+  KubeletRelease release;                     // --kubelet-version
+  FeatureGates feature_gates;                 // --feature-gates, over the release's defaults
   SeLinuxHost selinux;                        // --host-selinux
   // Whether to make the bind mounts and loop devices of raw block volumes, as kubelet does (it
   // runs as root on the host); when not, `host_skip_reason` says why, for the report.
@@ -118,6 +120,10 @@ struct VolumePlan {
   std::vector<TokenRequest> token_requests;
   std::string pod_name, pod_namespace, service_account;
   bool requires_republish = false;
+  // The CSIDriver's serviceAccountTokenInSecrets, at a release that reads it (v1.35+): the
+  // tokens go in NodePublishVolume's secrets instead of its volume context.
+  bool tokens_in_secrets = false;
+  KubeletRelease release;  // the node's, for the steps that differ by release
 
   // What planning decided that the report should say (SELinux, generic ephemeral claims).
   std::vector<std::string> notes;

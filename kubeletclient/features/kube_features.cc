@@ -18,6 +18,9 @@ const std::vector<std::pair<std::string, bool FeatureGates::*>>& Gates() {
       {"SELinuxMountReadWriteOncePod", &FeatureGates::selinux_mount_read_write_once_pod},
       {"CSIVolumeHealth", &FeatureGates::csi_volume_health},
       {"CSINodeExpandSecret", &FeatureGates::csi_node_expand_secret},
+      {"SELinuxMount", &FeatureGates::selinux_mount},
+      {"SELinuxChangePolicy", &FeatureGates::selinux_change_policy},
+      {"RecoverVolumeExpansionFailure", &FeatureGates::recover_volume_expansion_failure},
   };
   return *gates;
 }

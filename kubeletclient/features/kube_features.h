@@ -2,11 +2,11 @@
 // plugin sends or writes, set as kubelet's --feature-gates flag sets them
 // (k8s.io/component-base/featuregate: "Name=bool,Name=bool").
 //
-// Defaults are a current kubelet's, not v1.26's, in which all four were alpha and off:
-// ReadWriteOncePod has been on by default since v1.27 (GA in v1.29),
-// SELinuxMountReadWriteOncePod since v1.28 and CSINodeExpandSecret since v1.27 (GA in v1.29);
-// CSIVolumeHealth is still alpha and off. Unlike a
-// current kubelet, ReadWriteOncePod may be turned off, to see what v1.26 does by default.
+// The struct's defaults are the baseline of the v1.26 golden tests: v1.26's sequence with
+// ReadWriteOncePod, SELinuxMountReadWriteOncePod and CSINodeExpandSecret on (their defaults from
+// v1.27/v1.28 on) and the gates of later releases off. What a given release has by default, and
+// which of its gates are locked, is kubelet_releases.h (DefaultFeatureGates); the commands start
+// from the --kubelet-version's.
 //
 // Plain data and pure functions; thread-compatible.
 #ifndef NDR_KUBELETCLIENT_FEATURES_KUBE_FEATURES_H_
@@ -30,6 +30,17 @@ struct FeatureGates {
   bool csi_volume_health = false;
   // Send the PV's nodeExpandSecretRef secret with NodeExpandVolume (csi/expander.go).
   bool csi_node_expand_secret = true;
+  // (v1.30 alpha, v1.33 beta off, v1.37 GA on) With SELinuxMountReadWriteOncePod: every
+  // PersistentVolume may be mounted with -o context, not only ReadWriteOncePod ones
+  // (pkg/volume/util/selinux.go VolumeSupportsSELinuxMount).
+  bool selinux_mount = false;
+  // (v1.32 alpha, v1.33 beta on, v1.36 GA) A pod whose securityContext.seLinuxChangePolicy is
+  // Recursive gets no -o context (selinux.go GetMountSELinuxLabel).
+  bool selinux_change_policy = false;
+  // (alpha to v1.31, v1.32 beta on, v1.34 GA) Node expansion follows the claim's
+  // status.allocatedResources and allocatedResourceStatuses (operation_generator.go
+  // checkForRecoveryFromExpansion, node_expander.go).
+  bool recover_volume_expansion_failure = false;
 };
 
 // The gates kubeletclient knows, by their kubelet names.

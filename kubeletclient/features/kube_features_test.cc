@@ -10,14 +10,16 @@ namespace {
 using ::ndr::testing::IsOk;
 using ::ndr::testing::StatusIs;
 
-TEST(FeatureGatesTest, DefaultsAreACurrentKubeletsAndFlagsChangeThem) {
+// The struct's defaults: the v1.26 goldens' baseline (kubelet_releases.h has each release's).
+TEST(FeatureGatesTest, DefaultsAreTheGoldensBaselineAndFlagsChangeThem) {
   FeatureGates defaults;
   EXPECT_TRUE(defaults.read_write_once_pod);
   EXPECT_TRUE(defaults.selinux_mount_read_write_once_pod);
   EXPECT_FALSE(defaults.csi_volume_health);
   EXPECT_EQ(FeatureGatesString(defaults),
             "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
-            "CSINodeExpandSecret=true");
+            "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
+            "RecoverVolumeExpansionFailure=false");
 
   absl::StatusOr<FeatureGates> gates =
       ParseFeatureGates(" CSIVolumeHealth = True,ReadWriteOncePod=0,,SELinuxMountReadWriteOncePod=f");
@@ -38,7 +40,9 @@ TEST(FeatureGatesTest, ErrorsAreComponentBases) {
   EXPECT_THAT(ParseFeatureGates("ReadWriteOncePod=false,NoSuchGate=true"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "unrecognized feature gate: NoSuchGate (kubeletclient knows "
-                       "ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSIVolumeHealth, CSINodeExpandSecret)"));
+                       "ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSIVolumeHealth, "
+                       "CSINodeExpandSecret, SELinuxMount, SELinuxChangePolicy, "
+                       "RecoverVolumeExpansionFailure)"));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ constexpr GateAtRelease kAlphaOff{GateStage::kAlpha, false, false};
 constexpr GateAtRelease kBetaOff{GateStage::kBeta, false, false};
 constexpr GateAtRelease kBetaOn{GateStage::kBeta, true, false};
 constexpr GateAtRelease kGaLocked{GateStage::kGA, true, true};
+constexpr GateAtRelease kGaOn{GateStage::kGA, true, false};
 
 struct GateHistory {
   const char* name;
@@ -41,6 +42,12 @@ const std::vector<GateHistory>& Histories() {
        {{26, kAlphaOff}, {27, kBetaOff}, {28, kBetaOn}, {36, kGaLocked}}},
       // Alpha and off in every release.
       {"CSIVolumeHealth", {{26, kAlphaOff}}},
+      // Alpha 1.30, beta but off 1.33, GA and on (not locked) 1.37.
+      {"SELinuxMount", {{30, kAlphaOff}, {33, kBetaOff}, {37, kGaOn}}},
+      // Alpha 1.32, beta and on 1.33, GA and locked 1.36.
+      {"SELinuxChangePolicy", {{32, kAlphaOff}, {33, kBetaOn}, {36, kGaLocked}}},
+      // Alpha and off to 1.31, beta and on 1.32, GA and locked 1.34.
+      {"RecoverVolumeExpansionFailure", {{26, kAlphaOff}, {32, kBetaOn}, {34, kGaLocked}}},
   };
   return *histories;
 }
@@ -82,7 +89,9 @@ FeatureGates DefaultFeatureGates(int minor) {
   std::vector<std::pair<std::string, bool>> items;
   for (const GateHistory& history : Histories()) {
     std::optional<GateAtRelease> state = GateAt(history.name, minor);
-    items.emplace_back(history.name, state.has_value() ? state->default_on : true);
+    // No gate: not yet (its behaviour is absent) or removed after GA (always present).
+    const bool not_yet = minor < history.steps.front().since;
+    items.emplace_back(history.name, state.has_value() ? state->default_on : !not_yet);
   }
   // Every history is a known gate, so this cannot fail.
   return *ApplyFeatureGateItems(items, FeatureGates());
@@ -92,14 +101,19 @@ absl::StatusOr<FeatureGates> ParseFeatureGatesAt(const std::string& value, int m
   absl::StatusOr<std::vector<std::pair<std::string, bool>>> items = ParseFeatureGateItems(value);
   if (!items.ok()) return items.status();
   for (const auto& [name, on] : *items) {
-    bool modelled = false;
-    for (const GateHistory& history : Histories()) modelled |= history.name == name;
-    if (!modelled) continue;  // ApplyFeatureGateItems refuses it, naming the gates it knows
+    const GateHistory* modelled = nullptr;
+    for (const GateHistory& history : Histories()) {
+      if (history.name == name) modelled = &history;
+    }
+    if (modelled == nullptr) continue;  // ApplyFeatureGateItems refuses it, naming the known ones
     std::optional<GateAtRelease> state = GateAt(name, minor);
     if (!state.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unrecognized feature gate: ", name, " (kubelet 1.", minor,
-                       " no longer has it: its behaviour is always on)"));
+      const int since = modelled->steps.front().since;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unrecognized feature gate: ", name, " (kubelet 1.", minor,
+          minor < since ? absl::StrCat(" does not have it yet: it came in 1.", since)
+                        : std::string(" no longer has it: its behaviour is always on"),
+          ")"));
     }
     if (state->locked && on != state->default_on) {
       return absl::InvalidArgumentError(absl::StrCat("cannot set feature gate ", name, " to ",
@@ -110,5 +124,47 @@ absl::StatusOr<FeatureGates> ParseFeatureGatesAt(const std::string& value, int m
   }
   return ApplyFeatureGateItems(*items, DefaultFeatureGates(minor));
 }
+
+const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours() {
+  static const auto* behaviours = new std::vector<ReleaseBehaviourInfo>{
+      {ReleaseBehaviour::kExpandUnsupportedIsNotSupportedError, "ExpandUnsupportedIsNotSupported",
+       28, "pkg/volume/csi/expander.go NodeExpand",
+       "a driver without EXPAND_VOLUME fails NodeExpand with an OperationNotSupported error "
+       "(before: a plain error)"},
+      {ReleaseBehaviour::kShortVersionRefusalTexts, "ShortVersionRefusalTexts", 29,
+       "pkg/volume/csi/csi_plugin.go validateVersions; apimachinery util/version "
+       "HighestSupportedVersion",
+       "a driver's unusable CSI versions are refused with \"... reported: ...\" and \"highest "
+       "supported version reported is ...\" (before: \"reported by this driver\", \"reported by "
+       "driver\")"},
+      {ReleaseBehaviour::kFsGroupForReadWriteOncePod, "FsGroupForReadWriteOncePod", 32,
+       "pkg/volume/csi/csi_util.go hasReadWriteOnce",
+       "kubelet applies fsGroup itself to ReadWriteOncePod volumes too (before: ReadWriteOnce "
+       "only)"},
+      {ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers, "DeviceVolDataOnlyForStagingDrivers",
+       34, "pkg/volume/csi/csi_attacher.go MountDevice, UnmountDevice",
+       "MountDevice writes the device directory's vol_data.json only for a driver with "
+       "STAGE_UNSTAGE_VOLUME, after its VOLUME_MOUNT_GROUP check; UnmountDevice skips a device "
+       "directory without one (before: written for every driver, before the staging check)"},
+      {ReleaseBehaviour::kTokensInSecretsField, "TokensInSecretsField", 35,
+       "pkg/volume/csi/csi_mounter.go SetUpAt, podServiceAccountTokenAttrs",
+       "with the CSIDriver's serviceAccountTokenInSecrets: true the service-account tokens go in "
+       "NodePublishVolume's secrets, not its volume_context (before: the field is not read)"},
+      {ReleaseBehaviour::kNoVolumeConditionFromStats, "NoVolumeConditionFromStats", 37,
+       "pkg/volume/csi/csi_client.go NodeGetVolumeStats, csi_metrics.go GetMetrics",
+       "NodeGetVolumeStats' volume_condition is not read and VOLUME_CONDITION not asked, whatever "
+       "CSIVolumeHealth says (the gate now drives NodeGetVolumeHealth, not modelled)"},
+  };
+  return *behaviours;
+}
+
+bool KubeletRelease::Has(ReleaseBehaviour behaviour) const {
+  for (const ReleaseBehaviourInfo& info : ReleaseBehaviours()) {
+    if (info.behaviour == behaviour) return minor >= info.since;
+  }
+  return false;
+}
+
+std::string KubeletRelease::Name() const { return absl::StrCat("1.", minor); }
 
 }  // namespace ndr::kubelet

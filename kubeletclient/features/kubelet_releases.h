@@ -6,8 +6,10 @@
 // specs), and kubelet's --feature-gates rules at that release (k8s.io/component-base/featuregate
 // feature_gate.go Set / unsafeSetFromMap, v0.26.15 and v0.37.2): a gate the release does not have
 // is "unrecognized feature gate: X", a locked gate set to the other value "cannot set feature
-// gate X to V, feature is locked to D". Not wired to the commands yet: the behaviours that differ
-// by release beyond these gates are not modelled yet (docs/kubelet-versions.md).
+// gate X to V, feature is locked to D". And the behaviours that changed between releases without
+// a gate (ReleaseBehaviour), each with the release that brought it and the kubelet function it
+// follows. A release is named by its minor and means that minor's newest patch read
+// (docs/kubelet-versions.md lists them).
 //
 // Plain data and pure functions; thread-compatible.
 #ifndef NDR_KUBELETCLIENT_FEATURES_KUBELET_RELEASES_H_
@@ -15,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -47,6 +50,38 @@ FeatureGates DefaultFeatureGates(int minor);
 // `value` ("Name=bool,...") applied to DefaultFeatureGates(minor) with kubelet 1.`minor`'s
 // refusals (above); a gate kubeletclient does not model is refused as ParseFeatureGates does.
 absl::StatusOr<FeatureGates> ParseFeatureGatesAt(const std::string& value, int minor);
+
+// What a node plugin can observe of kubelet that changed between v1.26 and v1.37 without a
+// feature gate of its own (the gated ones are FeatureGates, with each release's defaults above).
+enum class ReleaseBehaviour {
+  kShortVersionRefusalTexts,
+  kExpandUnsupportedIsNotSupportedError,
+  kFsGroupForReadWriteOncePod,
+  kDeviceVolDataOnlyForStagingDrivers,
+  kTokensInSecretsField,
+  kNoVolumeConditionFromStats,
+};
+
+struct ReleaseBehaviourInfo {
+  ReleaseBehaviour behaviour;
+  const char* name;    // for reports and --help
+  int since;           // the first minor that does it
+  const char* source;  // the kubelet file and function it follows
+  const char* what;    // what the driver sees from then on
+};
+
+// Every ReleaseBehaviour, oldest first.
+const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours();
+
+// The kubelet release kubeletclient acts as (--kubelet-version). The struct's default is v1.26,
+// the release the golden tests were written from; the commands default to the newest.
+struct KubeletRelease {
+  int minor = kOldestKubeletMinor;
+
+  // Whether this release does `behaviour`.
+  bool Has(ReleaseBehaviour behaviour) const;
+  std::string Name() const;  // "1.37"
+};
 
 }  // namespace ndr::kubelet
 

@@ -27,22 +27,42 @@ TEST(KubeletReleasesTest, ReleasesAreSpelledAsKubernetesSpellsThem) {
 
 // kube_features.go of each release, as docs/kubelet-versions.md tabulates it.
 TEST(KubeletReleasesTest, DefaultsFollowEachRelease) {
-  FeatureGates v126 = DefaultFeatureGates(26);
-  EXPECT_EQ(FeatureGatesString(v126),
+  auto defaults = [](int minor) { return FeatureGatesString(DefaultFeatureGates(minor)); };
+  EXPECT_EQ(defaults(26),
             "ReadWriteOncePod=false,SELinuxMountReadWriteOncePod=false,CSIVolumeHealth=false,"
-            "CSINodeExpandSecret=false");
-  EXPECT_EQ(FeatureGatesString(DefaultFeatureGates(27)),
+            "CSINodeExpandSecret=false,SELinuxMount=false,SELinuxChangePolicy=false,"
+            "RecoverVolumeExpansionFailure=false");
+  EXPECT_EQ(defaults(27),
             "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=false,CSIVolumeHealth=false,"
-            "CSINodeExpandSecret=true");
-  const std::string current =
-      "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
-      "CSINodeExpandSecret=true";
-  for (int minor = 28; minor <= kNewestKubeletMinor; ++minor) {
-    EXPECT_EQ(FeatureGatesString(DefaultFeatureGates(minor)), current) << minor;
+            "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
+            "RecoverVolumeExpansionFailure=false");
+  // 1.28 to 1.31: SELinuxMountReadWriteOncePod on; SELinuxMount (1.30) off.
+  for (int minor = 28; minor <= 31; ++minor) {
+    EXPECT_EQ(defaults(minor),
+              "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
+              "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
+              "RecoverVolumeExpansionFailure=false")
+        << minor;
   }
-  // The newest release's defaults are kubeletclient's own.
-  EXPECT_EQ(FeatureGatesString(DefaultFeatureGates(kNewestKubeletMinor)),
-            FeatureGatesString(FeatureGates()));
+  // 1.32: expansion recovery on; 1.33: SELinuxChangePolicy on.
+  EXPECT_EQ(defaults(32),
+            "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
+            "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
+            "RecoverVolumeExpansionFailure=true");
+  for (int minor = 33; minor <= 36; ++minor) {
+    EXPECT_EQ(defaults(minor),
+              "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
+              "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=true,"
+              "RecoverVolumeExpansionFailure=true")
+        << minor;
+  }
+  // 1.37: SELinuxMount GA and on.
+  EXPECT_EQ(defaults(37),
+            "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
+            "CSINodeExpandSecret=true,SELinuxMount=true,SELinuxChangePolicy=true,"
+            "RecoverVolumeExpansionFailure=true");
+  // The struct's defaults are the v1.26 goldens' baseline: 1.28's.
+  EXPECT_EQ(FeatureGatesString(FeatureGates()), defaults(28));
 }
 
 TEST(KubeletReleasesTest, StagesAndLocks) {
@@ -57,6 +77,32 @@ TEST(KubeletReleasesTest, StagesAndLocks) {
   EXPECT_TRUE(GateAt("SELinuxMountReadWriteOncePod", 36)->locked);
   EXPECT_EQ(GateAt("CSIVolumeHealth", 37)->stage, GateStage::kAlpha);
   EXPECT_FALSE(GateAt("NoSuchGate", 30).has_value());
+  EXPECT_FALSE(GateAt("SELinuxMount", 29).has_value());
+  EXPECT_EQ(GateAt("SELinuxMount", 33)->stage, GateStage::kBeta);
+  EXPECT_FALSE(GateAt("SELinuxMount", 36)->default_on);
+  EXPECT_TRUE(GateAt("SELinuxMount", 37)->default_on);
+  EXPECT_FALSE(GateAt("SELinuxMount", 37)->locked);
+  EXPECT_TRUE(GateAt("SELinuxChangePolicy", 36)->locked);
+  EXPECT_FALSE(GateAt("RecoverVolumeExpansionFailure", 33)->locked);
+  EXPECT_TRUE(GateAt("RecoverVolumeExpansionFailure", 34)->locked);
+}
+
+// The behaviours without a gate: each from its release on, none before.
+TEST(KubeletReleasesTest, BehavioursFromTheirRelease) {
+  for (const ReleaseBehaviourInfo& info : ReleaseBehaviours()) {
+    KubeletRelease before{info.since - 1}, from{info.since}, newest{kNewestKubeletMinor};
+    EXPECT_FALSE(before.Has(info.behaviour)) << info.name;
+    EXPECT_TRUE(from.Has(info.behaviour)) << info.name;
+    EXPECT_TRUE(newest.Has(info.behaviour)) << info.name;
+    EXPECT_FALSE(KubeletRelease().Has(info.behaviour)) << info.name << ": the struct is 1.26";
+  }
+  EXPECT_TRUE(KubeletRelease{29}.Has(ReleaseBehaviour::kShortVersionRefusalTexts));
+  EXPECT_FALSE(KubeletRelease{33}.Has(ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers));
+  EXPECT_TRUE(KubeletRelease{34}.Has(ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers));
+  EXPECT_FALSE(KubeletRelease{34}.Has(ReleaseBehaviour::kTokensInSecretsField));
+  EXPECT_TRUE(KubeletRelease{35}.Has(ReleaseBehaviour::kTokensInSecretsField));
+  EXPECT_FALSE(KubeletRelease{36}.Has(ReleaseBehaviour::kNoVolumeConditionFromStats));
+  EXPECT_EQ(KubeletRelease{37}.Name(), "1.37");
 }
 
 TEST(KubeletReleasesTest, FlagsAreRefusedAsThatReleasesKubeletRefusesThem) {
@@ -78,6 +124,13 @@ TEST(KubeletReleasesTest, FlagsAreRefusedAsThatReleasesKubeletRefusesThem) {
   EXPECT_THAT(ParseFeatureGatesAt("SELinuxMountReadWriteOncePod=false", 36),
               StatusIs(absl::StatusCode::kInvalidArgument, "feature is locked to true"));
   EXPECT_THAT(ParseFeatureGatesAt("CSIVolumeHealth=true", 37), IsOk());
+  EXPECT_THAT(ParseFeatureGatesAt("SELinuxMount=true", 29),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "unrecognized feature gate: SELinuxMount (kubelet 1.29 does not have it "
+                       "yet: it came in 1.30)"));
+  EXPECT_THAT(ParseFeatureGatesAt("SELinuxMount=false", 37), IsOk());  // GA, not locked
+  EXPECT_THAT(ParseFeatureGatesAt("RecoverVolumeExpansionFailure=false", 34),
+              StatusIs(absl::StatusCode::kInvalidArgument, "feature is locked to true"));
   EXPECT_THAT(ParseFeatureGatesAt("NoSuchGate=true", 37),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "unrecognized feature gate: NoSuchGate (kubeletclient knows"));

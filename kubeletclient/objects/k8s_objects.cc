@@ -235,6 +235,8 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
   NDR_ASSIGN(service_account, spec["serviceAccountName"].String(/*required=*/false));
   NDR_ASSIGN(pod.fs_group, spec["securityContext"]["fsGroup"].Int64());
   NDR_ASSIGN(pod.se_linux, ParseSeLinuxOptions(spec["securityContext"]["seLinuxOptions"]));
+  NDR_ASSIGN(pod.se_linux_change_policy,
+             spec["securityContext"]["seLinuxChangePolicy"].String(/*required=*/false));
   if (!service_account.empty()) pod.service_account = service_account;
   // podutil.VisitContainers' order: init containers, containers, ephemeral containers.
   for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
@@ -422,6 +424,9 @@ absl::StatusOr<CsiDriverObject> ParseCsiDriver(const Field& doc) {
   std::optional<bool> republish;
   NDR_ASSIGN(republish, spec["requiresRepublish"].Bool());
   driver.requires_republish = republish.value_or(false);
+  std::optional<bool> tokens_in_secrets;
+  NDR_ASSIGN(tokens_in_secrets, spec["serviceAccountTokenInSecrets"].Bool());
+  driver.service_account_token_in_secrets = tokens_in_secrets.value_or(false);
   return driver;
 }
 

@@ -68,6 +68,8 @@ struct Pod {
   std::string service_account = "default";
   std::optional<int64_t> fs_group;  // spec.securityContext.fsGroup
   std::optional<SeLinuxOptions> se_linux;  // spec.securityContext.seLinuxOptions
+  // spec.securityContext.seLinuxChangePolicy: "MountOption", "Recursive" or unset (v1.32+).
+  std::string se_linux_change_policy;
   std::vector<Container> containers;       // init containers, containers, ephemeral containers
   std::vector<PodVolume> volumes;
 };
@@ -147,6 +149,8 @@ struct CsiDriverObject {
   std::optional<bool> se_linux_mount;  // spec.seLinuxMount (alpha in v1.25; off when unset)
   std::vector<TokenRequest> token_requests;  // spec.tokenRequests
   bool requires_republish = false;           // spec.requiresRepublish
+  // spec.serviceAccountTokenInSecrets (v1.35+): tokens in NodePublishVolume's secrets.
+  bool service_account_token_in_secrets = false;
 };
 
 // A v1 ServiceAccount: whose name and UID go into the tokens kubelet requests for a pod.

@@ -68,7 +68,8 @@ void Judge::JudgeTokens(const std::string& name, const CsiDriverObject& csi_driv
                         const PodRun& a) {
   const std::string tokens_ref =
       "csi_mounter.go podServiceAccountTokenAttrs: a token per audience of the CSIDriver's "
-      "tokenRequests in NodePublishVolume's volume context";
+      "tokenRequests in NodePublishVolume's volume context (from kubelet 1.35, in its secrets "
+      "when the CSIDriver sets serviceAccountTokenInSecrets)";
   if (csi_driver.token_requests.empty()) {
     Skip(name, tokens_ref, "the CSIDriver asks for no tokens (spec.tokenRequests)");
   } else if (block) {
@@ -81,16 +82,21 @@ void Judge::JudgeTokens(const std::string& name, const CsiDriverObject& csi_driv
         publish == nullptr
             ? nullptr
             : dynamic_cast<const csi::v1::NodePublishVolumeRequest*>(publish->request.get());
-    if (request != nullptr && request->volume_context().count(kServiceAccountTokensKey) > 0) {
+    const bool in_secrets = a.plan->tokens_in_secrets;
+    if (request != nullptr &&
+        (in_secrets ? request->secrets() : request->volume_context())
+                .count(kServiceAccountTokensKey) > 0) {
       const nlohmann::json attr = nlohmann::json::parse(
-          request->volume_context().at(kServiceAccountTokensKey), nullptr, false);
+          (in_secrets ? request->secrets() : request->volume_context())
+              .at(kServiceAccountTokensKey),
+          nullptr, false);
       if (attr.is_object()) {
         for (const auto& [audience, token] : attr.items()) audiences.push_back(audience);
       }
     }
     Pass(name, tokens_ref,
          absl::StrCat("NodePublishVolume with tokens for [", absl::StrJoin(audiences, ", "),
-                      "] accepted"));
+                      "] in its ", in_secrets ? "secrets" : "volume context", " accepted"));
   }
 }
 

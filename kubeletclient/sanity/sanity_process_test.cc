@@ -204,7 +204,7 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   EXPECT_THAT(verdicts["SKIP"], ElementsAre("block/target", "block/tokens")) << out;
   EXPECT_THAT(out, HasSubstr(absl::StrCat(passed.size(), " passed, 0 failed, 2 skipped")));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/tokens: NodePublishVolume with tokens for [vault] "
-                             "accepted"));
+                             "in its volume context accepted"));
   EXPECT_THAT(out, HasSubstr("PASS  inline/publish: NodePublishVolume\n"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
   EXPECT_THAT(out, HasSubstr("SKIP  block/target: not judged: target_path "));

@@ -2,6 +2,7 @@
 #include "kubeletclient/sanity/judge.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -353,7 +354,7 @@ void Judge::JudgeRepeat(const std::string& name, const SentCall* call, const std
 }
 
 void Judge::JudgeClean(const std::string& name, const std::vector<PodRun*>& runs, bool block) {
-  std::vector<std::string> left;
+  std::vector<std::string> left, kubelets_own;
   auto note = [&left](const std::string& path) {
     const std::string line = path + " still exists";
     if (Exists(path) && std::find(left.begin(), left.end(), line) == left.end()) {
@@ -372,7 +373,19 @@ void Judge::JudgeClean(const std::string& name, const std::vector<PodRun*>& runs
     } else {
       note(plan.paths.mount);
       note(plan.paths.dir);
-      if (plan.device.has_value()) note(plan.device->dir);
+      if (plan.device.has_value()) {
+        // kubelet 1.34+ (ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers): MountDevice
+        // makes <device dir>/globalmount for a driver that does not stage but writes no
+        // vol_data.json there, so UnmountDevice skips it and the empty directories stay. That
+        // is kubelet's leftover, not the driver's: said, and removed here.
+        const std::string& dir = plan.device->dir;
+        if (!stages_ && node_.release.Has(ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers) &&
+            // rmdir removes only empty directories: nothing of the driver's can go.
+            rmdir(plan.device->globalmount.c_str()) == 0 && rmdir(dir.c_str()) == 0) {
+          kubelets_own.push_back(dir);
+        }
+        note(dir);
+      }
     }
   }
   for (const std::string& mount : MountsUnder(node_.root_dir)) {
@@ -383,7 +396,14 @@ void Judge::JudgeClean(const std::string& name, const std::vector<PodRun*>& runs
   } else {
     Pass(name, kCleanRef,
          absl::StrCat("no target, staging directory or volume file left, nothing mounted under ",
-                      node_.root_dir));
+                      node_.root_dir,
+                      kubelets_own.empty()
+                          ? ""
+                          : absl::StrCat(" (but for ", absl::StrJoin(kubelets_own, ", "),
+                                         " with an empty globalmount/, which kubelet ",
+                                         node_.release.Name(),
+                                         " itself leaves for a driver that does not stage: "
+                                         "removed by the judge)")));
   }
 }
 

@@ -99,8 +99,10 @@ std::string SeLinuxOptionsToFileLabel(const std::optional<SeLinuxOptions>& optio
 
 bool VolumeSupportsSeLinuxMount(const FeatureGates& gates, bool persistent_volume,
                                 const std::vector<std::string>& access_modes) {
-  return gates.read_write_once_pod && gates.selinux_mount_read_write_once_pod &&
-         persistent_volume && access_modes.size() == 1 && access_modes[0] == "ReadWriteOncePod";
+  if (!gates.selinux_mount_read_write_once_pod || !persistent_volume) return false;
+  if (gates.selinux_mount) return true;
+  return gates.read_write_once_pod && access_modes.size() == 1 &&
+         access_modes[0] == "ReadWriteOncePod";
 }
 
 std::vector<std::string> AddSeLinuxMountOption(std::vector<std::string> options,

@@ -44,7 +44,9 @@ absl::StatusOr<SeLinuxHost> ResolveHostSeLinux(const std::string& mode);
 std::string SeLinuxOptionsToFileLabel(const std::optional<SeLinuxOptions>& options,
                                       const SeLinuxHost& host);
 
-// VolumeSupportsSELinuxMount: both gates on, and a PV whose only access mode is ReadWriteOncePod.
+// VolumeSupportsSELinuxMount: SELinuxMountReadWriteOncePod on (and ReadWriteOncePod, before
+// v1.29 made it GA), a PV, and either SELinuxMount on (v1.30+; on by default from v1.37) or the
+// PV's only access mode ReadWriteOncePod (pkg/volume/util/selinux.go, v1.26.15 and v1.37.2).
 bool VolumeSupportsSeLinuxMount(const FeatureGates& gates, bool persistent_volume,
                                 const std::vector<std::string>& access_modes);
 

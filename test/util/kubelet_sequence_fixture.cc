@@ -10,8 +10,11 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "test/util/subprocess.h"
 
 namespace ndr::testing {
@@ -94,11 +97,14 @@ grpc::Status RecordingDriver::NodePublishVolume(grpc::ServerContext*,
                                                 const csi::v1::NodePublishVolumeRequest* request,
                                                 csi::v1::NodePublishVolumeResponse*) {
   csi::v1::NodePublishVolumeRequest recorded = *request;
-  auto tokens = recorded.mutable_volume_context()->find("csi.storage.k8s.io/serviceAccount.tokens");
-  if (tokens != recorded.mutable_volume_context()->end()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    tokens_.push_back(tokens->second);
-    tokens->second = "<tokens>";
+  // Tokens travel in the volume context, or from kubelet 1.35 in the secrets.
+  for (auto* map : {recorded.mutable_volume_context(), recorded.mutable_secrets()}) {
+    auto tokens = map->find("csi.storage.k8s.io/serviceAccount.tokens");
+    if (tokens != map->end()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      tokens_.push_back(tokens->second);
+      tokens->second = "<tokens>";
+    }
   }
   grpc::Status status = Record("NodePublishVolume", recorded);
   std::lock_guard<std::mutex> lock(mu_);
@@ -324,7 +330,28 @@ int KubeletSequenceTest::RunCommand(const std::string& command, const std::strin
     argv.push_back("--objects=" + objects_);
     argv.push_back(absl::StrCat("--allowed-inline-drivers=", kDriver));
   }
-  argv.insert(argv.end(), flags.begin(), flags.end());
+  // The release these goldens were written from: kubelet v1.26 with the three gates a kubelet
+  // has had on since (ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSINodeExpandSecret),
+  // unless the test names a release; a test's --feature-gates are applied over them.
+  bool release_given = false;
+  for (const std::string& flag : flags) {
+    if (absl::StartsWith(flag, "--kubelet-version=")) release_given = true;
+  }
+  std::vector<std::string> gates;
+  if (!release_given) {
+    argv.push_back("--kubelet-version=1.26");
+    gates.push_back(
+        "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSINodeExpandSecret=true");
+  }
+  for (const std::string& flag : flags) {
+    absl::string_view value = flag;
+    if (absl::ConsumePrefix(&value, "--feature-gates=")) {
+      gates.emplace_back(value);
+    } else {
+      argv.push_back(flag);
+    }
+  }
+  if (!gates.empty()) argv.push_back("--feature-gates=" + absl::StrJoin(gates, ","));
   const std::string out_path = dir_.Join(absl::StrCat("run", runs_, ".out"));
   Subprocess run(argv, dir_.Join(absl::StrCat("run", runs_++, ".log")),
                  stdout_text != nullptr ? out_path : "");
