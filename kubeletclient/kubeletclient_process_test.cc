@@ -525,6 +525,35 @@ TEST_F(KubeletClientTest, FailedRegistrationIsRetriedWithBackoff) {
   EXPECT_TRUE(PollUntil([&] { return Registered("late.example.com"); })) << ClientLog();
 }
 
+// kubelet before 1.36.1 keeps a plugin whose RegisterPlugin failed in its actual state of world
+// and never retries it; only a socket created again registers it (v1.26.15
+// operation_generator.go GenerateRegisterPluginFunc: AddPlugin before handler.RegisterPlugin).
+TEST_F(KubeletClientTest, BeforeKubelet1361AFailedRegistrationWaitsForANewSocket) {
+  FakePlugin::Config config;
+  config.name = "late.example.com";
+  config.endpoint = csi_dir_ + "/late.sock";  // nothing there yet: NodeGetInfo fails
+  auto plugin = std::make_unique<FakePlugin>(reg_dir_ + "/late-reg.sock", config);
+  auto client = StartClient({"--kubelet-version=1.35"});
+  ASSERT_TRUE(PollUntil([&] {
+    return ClientLog().find("does not retry until the socket is created again") !=
+           std::string::npos;
+  })) << ClientLog();
+  FakeNode node(csi_dir_ + "/late.sock", "node-1");
+  // A plugin registering its own second socket is seen at once, so once it is, the first
+  // socket's plugin has had every chance to be retried.
+  FakePlugin::Config other = config;
+  other.name = "other.example.com";
+  FakePlugin witness(reg_dir_ + "/other-reg.sock", other);
+  ASSERT_TRUE(PollUntil([&] { return Registered("other.example.com"); })) << ClientLog();
+  EXPECT_EQ(plugin->notified().size(), 1u);
+  EXPECT_FALSE(Registered("late.example.com"));
+  EXPECT_THAT(ClientLog(), Not(HasSubstr("retrying in")));
+  // The socket made again (the registrar's watchdog does that): registered.
+  plugin.reset();
+  plugin = std::make_unique<FakePlugin>(reg_dir_ + "/late-reg.sock", config);
+  EXPECT_TRUE(PollUntil([&] { return Registered("late.example.com"); })) << ClientLog();
+}
+
 TEST_F(KubeletClientTest, HungPluginDoesNotDelayOthers) {
   FakeNode node(csi_dir_ + "/n.sock", "node-1");
   FakePlugin::Config hung_config;

@@ -52,7 +52,10 @@ absl::Status RunWatch(const WatchOptions& options) {
       [&writer](const DriverRegistry::Snapshot& drivers) { writer.Update(drivers); });
   CallSet csi_calls;
   CsiHandler csi(&registry, options.csi, &csi_calls);
-  RegistrationManager manager({{kCsiPluginType, &csi}}, options.handshake);
+  Backoff backoff;
+  backoff.retry_after_validation =
+      options.csi.release.Has(ReleaseBehaviour::kRegistrationRetriedAfterValidation);
+  RegistrationManager manager({{kCsiPluginType, &csi}}, options.handshake, backoff);
   absl::StatusOr<std::unique_ptr<PluginWatcher>> watcher = PluginWatcher::Start(
       options.plugin_registry_dir, [&manager](const std::string& p) { manager.SocketAdded(p); },
       [&manager](const std::string& p) { manager.SocketRemoved(p); });

@@ -150,6 +150,14 @@ const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours() {
        "pkg/volume/csi/csi_mounter.go SetUpAt, podServiceAccountTokenAttrs",
        "with the CSIDriver's serviceAccountTokenInSecrets: true the service-account tokens go in "
        "NodePublishVolume's secrets, not its volume_context (before: the field is not read)"},
+      {ReleaseBehaviour::kRegistrationRetriedAfterValidation,
+       "RegistrationRetriedAfterValidation", 36,
+       "pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go "
+       "GenerateRegisterPluginFunc, notifyPlugin (1.36.1)",
+       "a registration that fails after validation (NodeGetInfo, the CSINode update, or telling "
+       "the plugin) is retried with exponential backoff, and a plugin that cannot be told it is "
+       "registered is deregistered (before: it stays in kubelet's actual state and is not "
+       "retried until its socket is created again)"},
       {ReleaseBehaviour::kNoVolumeConditionFromStats, "NoVolumeConditionFromStats", 37,
        "pkg/volume/csi/csi_client.go NodeGetVolumeStats, csi_metrics.go GetMetrics",
        "NodeGetVolumeStats' volume_condition is not read and VOLUME_CONDITION not asked, whatever "

@@ -60,6 +60,7 @@ enum class ReleaseBehaviour {
   kDeviceVolDataOnlyForStagingDrivers,
   kTokensInSecretsField,
   kNoVolumeConditionFromStats,
+  kRegistrationRetriedAfterValidation,
 };
 
 struct ReleaseBehaviourInfo {

@@ -78,6 +78,7 @@ HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& hand
     return refuse(absl::StrCat("RegisterPlugin error -- plugin validation failed with err: ",
                                s.message()));
   }
+  result.validated = true;
   if (absl::Status s =
           handler->second->RegisterPlugin(info.name(), result.endpoint, versions, socket);
       !s.ok()) {

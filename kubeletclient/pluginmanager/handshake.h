@@ -37,6 +37,9 @@ struct HandshakeResult {
   std::optional<pluginregistration::RegistrationStatus> notified;
   // OK only if the plugin is registered and was told so.
   absl::Status status;
+  // The handler's ValidatePlugin accepted the plugin: kubelet had added it to its actual state
+  // of world, where kubelet 1.26 to 1.36.0 leaves it whatever happens next.
+  bool validated = false;
 };
 
 HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& handlers,

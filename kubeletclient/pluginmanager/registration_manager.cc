@@ -24,6 +24,7 @@ void RegistrationManager::SocketAdded(const std::string& path) {
   ++socket.generation;
   socket.backoff = absl::ZeroDuration();
   socket.retry_at = absl::InfinitePast();
+  socket.settled = false;
   Kick(path, socket);
 }
 
@@ -70,7 +71,7 @@ void RegistrationManager::Work(const std::string& path) {
       lock.lock();
       continue;
     }
-    if (socket.present && !(socket.registered && socket.confirmed)) {
+    if (socket.present && !(socket.registered && socket.confirmed) && !socket.settled) {
       if (absl::Now() < socket.retry_at) {
         changed_.wait_until(lock, absl::ToChronoTime(socket.retry_at));
         continue;
@@ -93,6 +94,11 @@ void RegistrationManager::Work(const std::string& path) {
       if (result.status.ok()) {
         after.backoff = absl::ZeroDuration();
         NDR_LOG(INFO) << "Registered plugin " << after.name << " at " << path;
+      } else if (!stopping_ && result.validated && !backoff_.retry_after_validation) {
+        after.settled = true;
+        NDR_LOG(WARNING) << "Registration of " << path << " failed after validation: " << result.status.message()
+                         << "; kubelet before 1.36.1 keeps the plugin in its actual state and does "
+                            "not retry until the socket is created again";
       } else if (!stopping_) {
         after.backoff = after.backoff == absl::ZeroDuration()
                             ? backoff_.initial
