@@ -282,6 +282,84 @@ TEST_F(KubeletAfterMountTest, OnlineExpansionOfAPublishedVolume) {
                         "capacity (2Gi)"));
 }
 
+// Expansion recovery (RecoverVolumeExpansionFailure, on from 1.32; GA 1.34): the size sent is
+// the claim's status.allocatedResources, not the PV's capacity, and only while the resizer left
+// NodeResizePending; kubelet patches the claim as it goes (v1.37.2 operation_generator.go
+// nodeExpandVolume, checkForRecoveryFromExpansion; node_expander.go; resize_util.go). 1.30
+// (gate off, alpha) expands to the PV's capacity as 1.26 did; 1.31's newest patch takes the
+// recovery path whenever the resizer wrote the fields.
+TEST_F(KubeletAfterMountTest, ExpansionRecoveryByRelease) {
+  Objects({{"pv.yaml", Sized("1Gi", ", capacity: {storage: 1Gi}")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  driver_.Configure({.stage = true, .expand = true});
+  std::string log;
+  json report;
+  ASSERT_EQ(RunReport("publish", pod_, &log, &report, {"--kubelet-version=1.37"}), 0) << log;
+  driver_.Take();
+  auto required_bytes = [&]() {
+    std::vector<std::string> sizes;
+    for (const std::string& call : driver_.Take()) {
+      const size_t at = call.find("required_bytes: ");
+      if (at != std::string::npos) sizes.push_back(call.substr(at + 16, call.find(' ', at + 16) - at - 16));
+    }
+    return sizes;
+  };
+  // The resizer asked the controller for 3Gi, the PV says 2Gi (a recovery that lowered it).
+  const std::string pending =
+      ", capacity: {storage: 1Gi}, allocatedResources: {storage: 3Gi}, "
+      "allocatedResourceStatuses: {storage: NodeResizePending}, conditions: [{type: "
+      "FileSystemResizePending, status: 'True'}, {type: Example, status: 'True'}]";
+  Objects({{"pv.yaml", Sized("2Gi", pending, "", false, "", "[ReadWriteOnce]")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  for (const char* release : {"1.37", "1.32", "1.31"}) {
+    SCOPED_TRACE(release);
+    ASSERT_EQ(RunReport("expand", pod_, &log, &report,
+                        {"--volume=data", absl::StrCat("--kubelet-version=", release)}),
+              0)
+        << log;
+    EXPECT_THAT(required_bytes(), ElementsAreArray({"3221225472"}));
+    EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"],
+              json::parse(R"({"phase": "Bound", "capacity": {"storage": "3Gi"},
+                              "conditions": [{"type": "Example", "status": "True"}]})"));
+    EXPECT_EQ(report["volumes"][0]["claimStatus"]["patches"],
+              json::parse(R"(["allocatedResourceStatuses.storage: NodeResizeInProgress",
+                              "capacity 3Gi, allocatedResourceStatuses.storage removed"])"));
+  }
+  ASSERT_EQ(RunReport("expand", pod_, &log, &report, {"--volume=data", "--kubelet-version=1.30"}),
+            0)
+      << log;
+  EXPECT_THAT(required_bytes(), ElementsAreArray({"2147483648"}));
+  // The resizer has not handed it to the node yet: no call.
+  Objects({{"pv.yaml",
+            Sized("2Gi",
+                  ", capacity: {storage: 1Gi}, allocatedResources: {storage: 2Gi}, "
+                  "allocatedResourceStatuses: {storage: ControllerResizeInProgress}")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  ASSERT_EQ(RunReport("expand", pod_, &log, &report, {"--volume=data", "--kubelet-version=1.37"}),
+            0)
+      << log;
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo"}));
+  EXPECT_THAT(report["volumes"][0]["result"].get<std::string>(),
+              HasSubstr("NodeExpandVolume is not allowed to proceed for volume pv-1 with "
+                        "resizeStatus ControllerResizeInProgress"));
+  // OUT_OF_RANGE is infeasible from 1.31: the claim says so, and the expansion fails.
+  Objects({{"pv.yaml", Sized("2Gi", pending)},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  Config config{.stage = true, .expand = true};
+  config.fail["NodeExpandVolume"] = grpc::Status(grpc::StatusCode::OUT_OF_RANGE, "too big");
+  driver_.Configure(config);
+  ASSERT_EQ(RunReport("expand", pod_, &log, &report, {"--volume=data", "--kubelet-version=1.37"}),
+            1)
+      << log;
+  EXPECT_THAT(log, HasSubstr("Expander.NodeExpand failed to expand the volume NodeExpandVolume: "
+                             "rpc error: code = OutOfRange desc = too big"));
+  EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"]["allocatedResourceStatuses"],
+            json::parse(R"({"storage": "NodeResizeInfeasible"})"));
+  EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"]["conditions"][2]["type"],
+            "NodeResizeError");
+  driver_.Take();
+}
+
 // A block volume: the publish path as volume path, the block staging path, a Block capability.
 TEST_F(KubeletAfterMountTest, OnlineExpansionOfABlockVolume) {
   Objects({{"pv.yaml", Sized("1Gi", kClaimAt1Gi, "", /*block=*/true)},

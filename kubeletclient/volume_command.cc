@@ -122,10 +122,16 @@ void ReportOutcome(const VolumeOutcome& volume, json* entry) {
       if (!c.message.empty()) condition["message"] = c.message;
       conditions.push_back(condition);
     }
-    json status = {{"phase", update.phase},
-                   {"capacity", {{"storage", update.capacity.String()}}}};
+    json status = {{"phase", update.phase}};
+    if (update.capacity.has_value()) {
+      status["capacity"] = {{"storage", update.capacity->String()}};
+    }
     if (!conditions.empty()) status["conditions"] = conditions;
+    if (update.resize_status.has_value() && !update.resize_status->empty()) {
+      status["allocatedResourceStatuses"] = {{"storage", *update.resize_status}};
+    }
     (*entry)["claimStatus"] = {{"claim", update.claim}, {"status", status}};
+    if (!update.patches.empty()) (*entry)["claimStatus"]["patches"] = update.patches;
   }
 }
 

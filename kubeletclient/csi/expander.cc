@@ -1,5 +1,7 @@
 #include "kubeletclient/csi/expander.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "kubeletclient/csi/operation_error.h"
 #include "kubeletclient/objects/object_validation.h"
@@ -23,6 +25,28 @@ int64_t ClaimCapacity(const VolumePlan& plan) {
 int64_t PvCapacity(const VolumePlan& plan) {
   return plan.pv_capacity.has_value() ? plan.pv_capacity->value() : 0;
 }
+
+// csi/expander.go isInfeasibleError (v1.31+): the driver says the size can never be had.
+bool IsInfeasibleExpandError(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsOutOfRange(status) ||
+         absl::IsNotFound(status);
+}
+
+// operation_generator.go checkForRecoveryFromExpansion: whether the claim takes the recovery
+// path (NodeExpander) rather than legacyCallNodeExpandOnPlugin.
+bool UsesExpansionRecovery(const PersistentVolumeClaim& claim, const NodeOptions& options) {
+  const bool written = !claim.resize_status.empty() || claim.has_allocated_resources;
+  if (options.feature_gates.recover_volume_expansion_failure) return written;
+  // The gate off: from v1.31.14, v1.32.13 and v1.33.6 on, what the resizer wrote still counts.
+  return written && options.release.minor >= 31;
+}
+
+// The resize conditions MergeResizeConditionOnPVC knows (resize_util.go knownResizeConditions).
+bool IsResizeCondition(const std::string& type) {
+  return type == "Resizing" || type == "FileSystemResizePending" ||
+         type == "ControllerResizeError" || type == "NodeResizeError";
+}
+
 
 // csiPlugin.NodeExpand, nodeExpandWithClient (expander.go): the capability check, the secret,
 // the request. Errors in its words; `in_use` is set when the driver answered FAILED_PRECONDITION
@@ -75,6 +99,13 @@ absl::Status NodeExpand(const VolumePlan& plan, const ObjectSet& objects,
       plan.handle, paths.volume_path, paths.staging_path, new_size, capability, secrets);
   if (!expanded.ok()) {
     *in_use = absl::IsFailedPrecondition(expanded.status());
+    // isInfeasibleError (v1.31+): an InfeasibleError, worded without the " :".
+    if (IsInfeasibleExpandError(expanded.status()) &&
+        options.release.Has(ReleaseBehaviour::kInfeasibleExpandErrors)) {
+      return absl::Status(expanded.status().code(),
+                          absl::StrCat("Expander.NodeExpand failed to expand the volume ",
+                                       expanded.status().message()));
+    }
     return absl::Status(expanded.status().code(),
                         absl::StrCat("Expander.NodeExpand failed to expand the volume : ",
                                      expanded.status().message()));
@@ -82,10 +113,126 @@ absl::Status NodeExpand(const VolumePlan& plan, const ObjectSet& objects,
   return absl::OkStatus();
 }
 
+// node_expander.go runPreCheck and expandOnPlugin, with resize_util.go's status patches.
+ExpansionOutcome RecoveryNodeExpand(const VolumePlan& plan, const ObjectSet& objects,
+                                    const NodeOptions& options, const std::string& pod_ns,
+                                    const std::string& failure_prefix, CsiNodeClient* client) {
+  ExpansionOutcome outcome;
+  const PersistentVolumeClaim& claim = *plan.claim_object;
+  const int64_t new_size = claim.allocated.has_value() ? claim.allocated->value() : 0;
+  const Quantity new_quantity = claim.allocated.value_or(Quantity());
+  const std::string& resize_status = claim.resize_status;
+  ClaimStatusUpdate update;
+  update.claim = absl::StrCat(claim.ns, "/", claim.name);
+  update.phase = claim.phase;
+  update.capacity = claim.capacity;
+  update.conditions = claim.conditions;
+  update.resize_status = resize_status;
+  outcome.notes.push_back(absl::StrCat(
+      "expansion recovery (RecoverVolumeExpansionFailure): the size is the claim's "
+      "status.allocatedResources (",
+      claim.allocated.has_value() ? claim.allocated->String() : "none", "), its resize status ",
+      resize_status.empty() ? "unset" : GoQuote(resize_status)));
+  const bool already_updated = ClaimCapacity(plan) >= new_size && resize_status.empty();
+  const bool rwx = std::find(claim.access_modes.begin(), claim.access_modes.end(),
+                             "ReadWriteMany") != claim.access_modes.end();
+  const bool allowed =
+      (already_updated && rwx &&
+       claim.annotation_keys.count("volume.kubernetes.io/node-expansion-not-required") == 0) ||
+      resize_status == "NodeResizePending" || resize_status == "NodeResizeInProgress";
+  if (!allowed) {
+    outcome.not_expanded =
+        already_updated
+            ? "the claim already has its allocated size: kubelet takes the resize as done"
+            : absl::StrCat("NodeExpandVolume is not allowed to proceed for volume ",
+                           plan.spec_name, " with resizeStatus ",
+                           resize_status.empty() ? "\"\"" : resize_status,
+                           " (kubelet expands only while it is NodeResizePending or "
+                           "NodeResizeInProgress)");
+    return outcome;
+  }
+  if (!already_updated) {
+    update.resize_status = "NodeResizeInProgress";
+    update.patches.push_back("allocatedResourceStatuses.storage: NodeResizeInProgress");
+  }
+  outcome.requested = true;
+  bool in_use = false, not_supported = false;
+  absl::Status status =
+      NodeExpand(plan, objects, options, pod_ns, new_size, client, &in_use, &not_supported);
+  if (!status.ok()) {
+    if (not_supported && already_updated) {
+      outcome.not_expanded = "the driver lacks EXPAND_VOLUME and the claim has its size already";
+      return outcome;
+    }
+    // IsOperationFinishedError: a non-final gRPC code is an UncertainProgressError
+    // (csi_client.go NodeExpandVolume): nothing is marked on the claim.
+    if (!IsFinalError(status)) {
+      outcome.claim_status = update;
+      outcome.status = VolumeError(failure_prefix, plan.spec_name, status);
+      return outcome;
+    }
+    ClaimCondition error{"NodeResizeError", "True", "",
+                         absl::StrCat("failed to expand pvc with ", status.message())};
+    std::vector<ClaimCondition> conditions;
+    bool replaced = false;
+    for (const ClaimCondition& c : update.conditions) {
+      if (c.type == "NodeResizeError") {
+        conditions.push_back(c.status == error.status ? c : error);
+        replaced = true;
+      } else {
+        conditions.push_back(c);
+      }
+    }
+    if (!replaced) conditions.push_back(error);
+    update.conditions = conditions;
+    if (IsInfeasibleExpandError(status) &&
+        options.release.Has(ReleaseBehaviour::kInfeasibleExpandErrors)) {
+      update.resize_status = "NodeResizeInfeasible";
+      update.patches.push_back(
+          "allocatedResourceStatuses.storage: NodeResizeInfeasible, condition NodeResizeError");
+    } else {
+      update.patches.push_back("condition NodeResizeError");
+    }
+    outcome.claim_status = update;
+    if (in_use) {
+      outcome.notes.push_back(absl::StrCat(
+          VolumeError("MountVolume.NodeExpandVolume failed with", plan.spec_name, status)
+              .message(),
+          "; not retried on this node while in use, and the mount goes on"));
+      outcome.not_expanded =
+          "the driver answered FAILED_PRECONDITION: it cannot expand the volume while it is in "
+          "use";
+      return outcome;
+    }
+    outcome.status = VolumeError(failure_prefix, plan.spec_name, status);
+    return outcome;
+  }
+  outcome.notes.push_back(absl::StrCat("MountVolume.NodeExpandVolume succeeded for volume ",
+                                       GoQuote(plan.spec_name), " ", options.node_name,
+                                       ": expanded to ", new_quantity.String()));
+  if (already_updated) return outcome;
+  // MarkNodeExpansionFinishedWithRecovery: the new capacity, the storage status gone, the resize
+  // conditions dropped.
+  update.capacity = new_quantity;
+  update.resize_status = "";
+  std::vector<ClaimCondition> kept;
+  for (const ClaimCondition& c : update.conditions) {
+    if (!IsResizeCondition(c.type)) kept.push_back(c);
+  }
+  update.conditions = kept;
+  update.patches.push_back(absl::StrCat("capacity ", new_quantity.String(),
+                                        ", allocatedResourceStatuses.storage removed"));
+  outcome.claim_status = update;
+  return outcome;
+}
+
 // legacyCallNodeExpandOnPlugin: NodeExpand, then what kubelet makes of its answer.
 ExpansionOutcome CallNodeExpand(const VolumePlan& plan, const ObjectSet& objects,
                                 const NodeOptions& options, const std::string& pod_ns,
                                 const std::string& failure_prefix, CsiNodeClient* client) {
+  if (UsesExpansionRecovery(*plan.claim_object, options)) {
+    return RecoveryNodeExpand(plan, objects, options, pod_ns, failure_prefix, client);
+  }
   ExpansionOutcome outcome;
   outcome.requested = true;
   const PersistentVolumeClaim& claim = *plan.claim_object;

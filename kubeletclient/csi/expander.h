@@ -11,7 +11,17 @@
 //  - online, for a volume already published (GenerateExpandInUseVolumeFunc, doOnlineExpansion,
 //    nodeExpandVolume), the same call with the same paths.
 //
-// Either way, legacyCallNodeExpandOnPlugin judges the answer: FAILED_PRECONDITION means "not
+// A claim the external resizer has written status.allocatedResources or
+// allocatedResourceStatuses on, with RecoverVolumeExpansionFailure on (by default from v1.32;
+// from v1.31.14, v1.32.13 and v1.33.6 whenever they are written), takes the recovery path
+// instead (checkForRecoveryFromExpansion, node_expander.go NodeExpander, v1.37.2): the size is
+// status.allocatedResources, the call is made only while the resize status is NodeResizePending
+// or NodeResizeInProgress (or the claim already has the size and is ReadWriteMany), kubelet
+// patches NodeResizeInProgress before it and, on success, the new capacity without the status;
+// an error adds a NodeResizeError condition, and INVALID_ARGUMENT, OUT_OF_RANGE or NOT_FOUND
+// (v1.31+) mark the resize NodeResizeInfeasible.
+//
+// Otherwise legacyCallNodeExpandOnPlugin judges the answer: FAILED_PRECONDITION means "not
 // while in use": kubelet does not retry it on this node and does not fail the mount; success
 // makes kubelet write the claim's status (util.MarkFSResizeFinished): the capacity is the PV's,
 // the Resizing and FileSystemResizePending conditions are gone.
@@ -33,8 +43,12 @@ namespace ndr::kubelet {
 struct ClaimStatusUpdate {
   std::string claim;  // namespace/name
   std::string phase;
-  Quantity capacity;
+  std::optional<Quantity> capacity;  // unchanged (and absent) when the claim had none
   std::vector<ClaimCondition> conditions;
+  // Expansion recovery: status.allocatedResourceStatuses.storage afterwards ("" when kubelet
+  // removed it), and what kubelet patched on the way (NodeResizeInProgress before the call).
+  std::optional<std::string> resize_status;
+  std::vector<std::string> patches;
 };
 
 struct ExpansionOutcome {

@@ -137,6 +137,12 @@ const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours() {
        "a driver's unusable CSI versions are refused with \"... reported: ...\" and \"highest "
        "supported version reported is ...\" (before: \"reported by this driver\", \"reported by "
        "driver\")"},
+      {ReleaseBehaviour::kInfeasibleExpandErrors, "InfeasibleExpandErrors", 31,
+       "pkg/volume/csi/expander.go nodeExpandWithClient, isInfeasibleError",
+       "NodeExpandVolume's INVALID_ARGUMENT, OUT_OF_RANGE and NOT_FOUND are infeasible: worded "
+       "\"failed to expand the volume <error>\" and, on the expansion-recovery path, the claim's "
+       "resize status becomes NodeResizeInfeasible (before: \"failed to expand the volume : "
+       "<error>\", retried)"},
       {ReleaseBehaviour::kFsGroupForReadWriteOncePod, "FsGroupForReadWriteOncePod", 32,
        "pkg/volume/csi/csi_util.go hasReadWriteOnce",
        "kubelet applies fsGroup itself to ReadWriteOncePod volumes too (before: ReadWriteOnce "

@@ -55,6 +55,7 @@ absl::StatusOr<FeatureGates> ParseFeatureGatesAt(const std::string& value, int m
 // feature gate of its own (the gated ones are FeatureGates, with each release's defaults above).
 enum class ReleaseBehaviour {
   kShortVersionRefusalTexts,
+  kInfeasibleExpandErrors,
   kExpandUnsupportedIsNotSupportedError,
   kFsGroupForReadWriteOncePod,
   kDeviceVolDataOnlyForStagingDrivers,

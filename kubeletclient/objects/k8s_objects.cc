@@ -329,6 +329,14 @@ absl::StatusOr<PersistentVolumeClaim> ParseClaim(const Field& doc) {
   NDR_ASSIGN(phase, doc["status"]["phase"].String(/*required=*/false));
   if (!phase.empty()) claim.phase = phase;
   NDR_ASSIGN(claim.capacity, doc["status"]["capacity"]["storage"].QuantityValue());
+  NDR_ASSIGN(claim.access_modes, doc["spec"]["accessModes"].StringList());
+  std::map<std::string, std::string> annotations;
+  NDR_ASSIGN(annotations, doc["metadata"]["annotations"].StringMap());
+  for (const auto& [key, value] : annotations) claim.annotation_keys.insert(key);
+  claim.has_allocated_resources = doc["status"]["allocatedResources"].present();
+  NDR_ASSIGN(claim.allocated, doc["status"]["allocatedResources"]["storage"].QuantityValue());
+  NDR_ASSIGN(claim.resize_status,
+             doc["status"]["allocatedResourceStatuses"]["storage"].String(/*required=*/false));
   std::vector<Field> conditions;
   NDR_ASSIGN(conditions, doc["status"]["conditions"].Objects());
   for (const Field& c : conditions) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +103,14 @@ struct PersistentVolumeClaim {
   std::string phase = "Pending";  // status.phase (the API server's default)
   std::optional<Quantity> capacity;   // status.capacity.storage: what the volume has
   std::vector<ClaimCondition> conditions;  // status.conditions
+  std::vector<std::string> access_modes;   // spec.accessModes
+  std::set<std::string> annotation_keys;   // metadata.annotations' keys
+  // Expansion recovery (v1.23+ alpha, on by default from v1.32), as the external resizer writes
+  // them: status.allocatedResources (whether present, and its storage) and
+  // status.allocatedResourceStatuses.storage (ControllerResizeInProgress, NodeResizePending, ...).
+  bool has_allocated_resources = false;
+  std::optional<Quantity> allocated;
+  std::string resize_status;
 };
 
 // A PersistentVolume's spec.claimRef: the claim it is bound to.
