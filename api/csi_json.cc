@@ -20,6 +20,8 @@ std::string RedactedCsiJson(const google::protobuf::Message& message) {
     if (tokens != publish->mutable_volume_context()->end()) tokens->second = "(redacted)";
   } else if (auto* expand = dynamic_cast<csi::v1::NodeExpandVolumeRequest*>(copy.get())) {
     secrets = expand->mutable_secrets();
+  } else if (auto* storage = dynamic_cast<csi::v1::NodeGetStorageHealthRequest*>(copy.get())) {
+    secrets = storage->mutable_secrets();
   }
   if (secrets != nullptr) {
     for (auto& [key, value] : *secrets) value = "(redacted)";

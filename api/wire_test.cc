@@ -196,6 +196,32 @@ TEST(WireTest, NodeGetVolumeStats) {
                     0x12, 5, 0x08, 1, 0x12, 1, 'm'}));  // volume_condition = 2 {abnormal, "m"}
 }
 
+// The health RPCs of the spec after v1.12 (kubelet v1.37 is built with
+// v1.12.1-0.20260720052920-cd9e7ad1ae09): field numbers and enum values as csi.proto has them.
+TEST(WireTest, NodeHealth) {
+  csi::v1::NodeGetVolumeHealthRequest request;
+  request.set_volume_id("v");
+  request.set_volume_publish_path("/p");
+  request.set_staging_target_path("/s");
+  ExpectWire(request, Bytes({0x0a, 1, 'v', 0x12, 2, '/', 'p', 0x1a, 2, '/', 's'}));
+  csi::v1::NodeGetVolumeHealthResponse response;
+  response.mutable_volume_health()->set_volume_id("v");
+  auto* entry = response.mutable_volume_health()->add_health_statuses();
+  entry->set_status(csi::v1::INACCESSIBLE);
+  entry->set_reason("R");
+  // volume_health = 1 {volume_id = 1 "v", health_statuses = 2 {status = 1: 2, reason = 2 "R"}}
+  ExpectWire(response, Bytes({0x0a, 10, 0x0a, 1, 'v', 0x12, 5, 0x08, 2, 0x12, 1, 'R'}));
+  csi::v1::NodeGetStorageHealthResponse storage;
+  auto* backend = storage.add_backend_health();
+  backend->set_status(csi::v1::STORAGE_UNREACHABLE);
+  backend->mutable_volume_capability()->mutable_block();
+  // backend_health = 1 {status = 1: 2, volume_capability = 4 {block = 1 {}}}
+  ExpectWire(storage, Bytes({0x0a, 6, 0x08, 2, 0x22, 2, 0x0a, 0}));
+  csi::v1::NodeServiceCapability capability;
+  capability.mutable_rpc()->set_type(csi::v1::NodeServiceCapability::RPC::GET_STORAGE_HEALTH);
+  ExpectWire(capability, Bytes({0x0a, 2, 0x08, 8}));
+}
+
 // The Controller calls `kubeletclient sanity` makes to create and attach a volume.
 TEST(WireTest, ControllerCalls) {
   csi::v1::CreateVolumeRequest create;
@@ -315,6 +341,15 @@ class Node final : public csi::v1::Node::Service {
                                   csi::v1::NodeGetVolumeStatsResponse*) override {
     return grpc::Status::OK;
   }
+  grpc::Status NodeGetVolumeHealth(grpc::ServerContext*, const csi::v1::NodeGetVolumeHealthRequest*,
+                                   csi::v1::NodeGetVolumeHealthResponse*) override {
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeGetStorageHealth(grpc::ServerContext*,
+                                    const csi::v1::NodeGetStorageHealthRequest*,
+                                    csi::v1::NodeGetStorageHealthResponse*) override {
+    return grpc::Status::OK;
+  }
   grpc::Status NodeExpandVolume(grpc::ServerContext*, const csi::v1::NodeExpandVolumeRequest*,
                                 csi::v1::NodeExpandVolumeResponse*) override {
     return grpc::Status::OK;
@@ -402,6 +437,8 @@ TEST_F(MethodPathTest, RealPathsReachTheGeneratedServices) {
       "/csi.v1.Node/NodeUnpublishVolume",
       "/csi.v1.Node/NodeGetVolumeStats",
       "/csi.v1.Node/NodeExpandVolume",
+      "/csi.v1.Node/NodeGetVolumeHealth",
+      "/csi.v1.Node/NodeGetStorageHealth",
   };
   for (const char* path : paths) {
     std::string response;

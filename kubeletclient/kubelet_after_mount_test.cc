@@ -479,6 +479,75 @@ TEST_F(KubeletAfterMountTest, StatsOfAFilesystemVolumeAndItsHealth) {
   EXPECT_EQ(volume["event"], "Warning VolumeConditionAbnormal: Volume data: disk is failing");
 }
 
+// kubelet 1.37 reads no volume condition from NodeGetVolumeStats; with CSIVolumeHealth its
+// volume health manager asks NodeGetVolumeHealth of each mounted PersistentVolume, with the
+// device mount path and the mounter's path, and NodeGetStorageHealth of each driver
+// (pkg/kubelet/volumemanager/volumehealth/manager.go, cache/volume_health.go,
+// pkg/volume/csi/csi_client.go mapVolumeHealthConditions, mapStorageBackendHealth, v1.37.2).
+TEST_F(KubeletAfterMountTest, StatsAndHealthAtKubelet137) {
+  Objects({{"pv.yaml", Sized("2Gi", ", capacity: {storage: 2Gi}")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  Config config{.stage = true, .stats = true, .condition = true,
+                .stats_response = StatsAnswer(/*abnormal=*/true)};
+  config.volume_health = true;
+  config.storage_health = true;
+  auto* entry = config.volume_health_response.mutable_volume_health()->add_health_statuses();
+  entry->set_status(csi::v1::DEGRADED);
+  entry->set_reason("SlowDisk");
+  entry->set_message("one path of two");
+  config.volume_health_response.mutable_volume_health()->add_health_statuses()->set_reason(
+      "FutureKind");  // UNKNOWN status: kubelet drops it
+  auto* backend = config.storage_health_response.add_backend_health();
+  backend->set_status(csi::v1::STORAGE_UNREACHABLE);
+  backend->set_reason("ArrayDown");
+  backend->mutable_volume_capability()->mutable_block();
+  backend->mutable_volume_capability()->mutable_access_mode()->set_mode(
+      csi::v1::VolumeCapability::AccessMode::SINGLE_NODE_SINGLE_WRITER);
+  driver_.Configure(config);
+  std::string log;
+  json report;
+  ASSERT_EQ(Run("publish", pod_, &log, {"--kubelet-version=1.37"}), 0) << log;
+  driver_.Take();
+  ASSERT_EQ(RunReport("stats", pod_, &log, &report,
+                      {"--kubelet-version=1.37", "--feature-gates=CSIVolumeHealth=true"}),
+            0)
+      << log;
+  EXPECT_THAT(
+      driver_.Take(),
+      ElementsAreArray({
+          std::string("NodeGetInfo"), std::string("NodeGetCapabilities"),
+          absl::StrCat("NodeGetVolumeStats volume_id: \"vol-1\" volume_path: \"", kPvTarget, "\""),
+          std::string("NodeGetCapabilities"),
+          absl::StrCat("NodeGetVolumeHealth volume_id: \"vol-1\" volume_publish_path: \"",
+                       kPvTarget, "\" staging_target_path: \"", kStagingPath, "\""),
+          std::string("NodeGetCapabilities"), std::string("NodeGetStorageHealth"),
+      }));
+  json volume = report["volumes"][0];
+  EXPECT_FALSE(volume.contains("abnormal"));
+  EXPECT_THAT(volume["condition"].get<std::string>(), HasSubstr("not read: kubelet 1.37"));
+  EXPECT_EQ(report["podStatus"], json::parse(R"({"volumeHealth": [{"name": "data",
+      "healthConditions": [{"status": "Degraded", "reason": "SlowDisk",
+                            "message": "one path of two"}]}]})"));
+  EXPECT_EQ(report["storageHealthProbes"][0]["storageHealth"], json::parse(R"({"csiNodeStatus":
+      {"storageHealth": [{"name": "rec.csi.example.com", "healthConditions": [{"status":
+      "StorageUnreachable", "reason": "ArrayDown", "accessMode": "ReadWriteOncePod",
+      "volumeMode": "Block"}]}]}})"));
+  // 1.36: the condition as before, no health RPCs.
+  ASSERT_EQ(RunReport("stats", pod_, &log, &report,
+                      {"--kubelet-version=1.36", "--feature-gates=CSIVolumeHealth=true"}),
+            0)
+      << log;
+  EXPECT_THAT(driver_.TakeMethods(),
+              ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities", "NodeGetVolumeStats",
+                                "NodeGetCapabilities"}));
+  EXPECT_EQ(report["volumes"][0]["abnormal"], true);
+  EXPECT_FALSE(report.contains("podStatus"));
+  // 1.37 without the gate: stats only.
+  ASSERT_EQ(RunReport("stats", pod_, &log, &report, {"--kubelet-version=1.37"}), 0) << log;
+  EXPECT_THAT(driver_.TakeMethods(),
+              ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities", "NodeGetVolumeStats"}));
+}
+
 // The Prometheus families kubelet exports, exactly, and read back by the Prometheus client's own
 // text parser (Debian's python3-prometheus-client).
 TEST_F(KubeletAfterMountTest, StatsAsKubeletsPrometheusFamilies) {

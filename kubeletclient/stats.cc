@@ -1,5 +1,6 @@
 #include "kubeletclient/stats.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -106,6 +107,78 @@ std::string PrometheusVolumeStats(const json& volumes) {
   return out;
 }
 
+namespace {
+
+json HealthConditionsJson(const std::vector<HealthCondition>& conditions) {
+  json out = json::array();
+  for (const HealthCondition& c : conditions) {
+    json condition = {{"status", c.status}, {"reason", c.reason}};
+    if (!c.message.empty()) condition["message"] = c.message;
+    if (!c.access_mode.empty()) condition["accessMode"] = c.access_mode;
+    if (!c.volume_mode.empty()) condition["volumeMode"] = c.volume_mode;
+    out.push_back(condition);
+  }
+  return out;
+}
+
+// volumehealth/manager.go probeVolumeHealth for one volume (v1.37.2): only a PersistentVolume's
+// (cache/volume_health.go GetVolumesToReportHealth skips inline volumes); NodeGetCapabilities,
+// then, with GET_VOLUME_HEALTH, NodeGetVolumeHealth with the device mount path as the staging
+// path (globalmount, even for a driver that does not stage; volumeDevices/<pv>/dev for a block
+// volume) and the mounter's path as the publish path (none for a block volume). What the pod's
+// status.volumeHealth gets is appended to `pod_health`.
+json ProbeVolumeHealth(const VolumePlan& plan, CsiNodeClient* client, json* pod_health) {
+  if (plan.claim.empty()) {
+    return "not probed: kubelet asks the health of PersistentVolumes only (an inline volume has "
+           "no volume handle before it is mounted)";
+  }
+  absl::StatusOr<bool> supported = client->NodeSupportsVolumeHealth();
+  if (!supported.ok()) {
+    return absl::StrCat("not probed: NodeGetCapabilities failed (kubelet logs it and tries on "
+                        "its next period): ",
+                        supported.status().message());
+  }
+  if (!*supported) return "not probed: the driver lacks GET_VOLUME_HEALTH";
+  const std::string staging = plan.block.has_value() ? plan.block->global_map
+                              : plan.device.has_value() ? plan.device->globalmount
+                                                        : "";
+  const std::string publish = plan.block.has_value() ? "" : plan.paths.mount;
+  absl::StatusOr<std::vector<HealthCondition>> conditions =
+      client->NodeGetVolumeHealth(plan.handle, staging, publish);
+  if (!conditions.ok()) {
+    return absl::StrCat(
+        "NodeGetVolumeHealth failed; kubelet leaves the previous conditions unchanged: ",
+        conditions.status().message());
+  }
+  json written = {{"name", plan.pod_volume}};
+  if (!conditions->empty()) written["healthConditions"] = HealthConditionsJson(*conditions);
+  pod_health->push_back(written);
+  return conditions->empty() ? json("healthy: no adverse condition")
+                             : HealthConditionsJson(*conditions);
+}
+
+// probeStorageHealth for one driver: NodeGetCapabilities, then, with GET_STORAGE_HEALTH,
+// NodeGetStorageHealth without secrets.
+json ProbeStorageHealth(const std::string& driver, CsiNodeClient* client) {
+  absl::StatusOr<bool> supported = client->NodeSupportsStorageHealth();
+  if (!supported.ok()) {
+    return absl::StrCat("not probed: NodeGetCapabilities failed: ",
+                        supported.status().message());
+  }
+  if (!*supported) return "not probed: the driver lacks GET_STORAGE_HEALTH";
+  absl::StatusOr<std::vector<HealthCondition>> conditions = client->NodeGetStorageHealth();
+  if (!conditions.ok()) {
+    return absl::StrCat(
+        "NodeGetStorageHealth failed; kubelet leaves the CSINode's conditions unchanged: ",
+        conditions.status().message());
+  }
+  json written = {{"name", driver}};
+  if (!conditions->empty()) written["healthConditions"] = HealthConditionsJson(*conditions);
+  return {{"csiNodeStatus", {{"storageHealth", json::array({written})}}}};
+}
+
+}  // namespace
+
 CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
   CommandOutcome outcome;
   absl::StatusOr<Inputs> inputs = ReadInputs(command);
@@ -126,6 +199,12 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
   PodPlan pod_plan = PlanVolumes(pod, inputs->objects, registry.All(), node);
   json volumes = json::array();
   outcome.ok = true;
+  // kubelet 1.37's volume health manager (CSIVolumeHealth): it probes, on the same period as
+  // the volume stats, every mounted PersistentVolume's health and every driver's storage health.
+  const bool health = command.node.feature_gates.csi_volume_health &&
+                      command.node.release.Has(ReleaseBehaviour::kVolumeHealthManager);
+  json pod_health = json::array();
+  std::vector<std::pair<std::string, std::string>> health_drivers;  // name, endpoint
   for (PlannedVolume& volume : pod_plan.volumes) {
     if (!volume.skipped.empty()) {
       volumes.push_back({{"volume", volume.name}, {"skipped", volume.skipped}});
@@ -163,6 +242,13 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
           "model yet)";
     }
     absl::StatusOr<VolumeStats> stats = GetMetrics(plan, read_condition, &client, &unsupported);
+    if (health) {
+      entry["volumeHealth"] = ProbeVolumeHealth(plan, &client, &pod_health);
+      if (std::find(health_drivers.begin(), health_drivers.end(),
+                    std::make_pair(plan.driver, plan.endpoint)) == health_drivers.end()) {
+        health_drivers.emplace_back(plan.driver, plan.endpoint);
+      }
+    }
     ReportOutcome(calls, &entry);
     if (unsupported) {
       // volume_stat_calculator.go: not an error, the volume simply has no metrics.
@@ -195,6 +281,21 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     volumes.push_back(entry);
   }
   out["volumes"] = volumes;
+  if (health) {
+    // What kubelet writes: the pod's status.volumeHealth (SetPodVolumeHealth) and, per driver,
+    // the CSINode's status.storageHealth (nodeinfomanager UpdateCSINodeStorageHealth).
+    out["podStatus"] = {{"volumeHealth", pod_health}};
+    json storage = json::array();
+    for (const auto& [driver, endpoint] : health_drivers) {
+      VolumeOutcome calls;
+      CsiNodeClient client(endpoint, command.node.timeout, &calls.calls);
+      json entry = {{"driver", driver}};
+      entry["storageHealth"] = ProbeStorageHealth(driver, &client);
+      ReportOutcome(calls, &entry);
+      storage.push_back(entry);
+    }
+    out["storageHealthProbes"] = storage;
+  }
   outcome.json = format == StatsFormat::kPrometheus ? PrometheusVolumeStats(volumes)
                                                     : out.dump(2) + "\n";
   return outcome;

@@ -77,6 +77,110 @@ absl::StatusOr<bool> CsiNodeClient::NodeSupportsVolumeCondition() {
   return NodeSupportsCapability(RpcType::VOLUME_CONDITION);
 }
 
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsVolumeHealth() {
+  return NodeSupportsCapability(RpcType::GET_VOLUME_HEALTH);
+}
+
+absl::StatusOr<bool> CsiNodeClient::NodeSupportsStorageHealth() {
+  return NodeSupportsCapability(RpcType::GET_STORAGE_HEALTH);
+}
+
+absl::StatusOr<std::vector<HealthCondition>> CsiNodeClient::NodeGetVolumeHealth(
+    const std::string& handle, const std::string& staging_path,
+    const std::string& publish_path) {
+  if (handle.empty()) return absl::InvalidArgumentError("missing volume id");
+  csi::v1::NodeGetVolumeHealthRequest request;
+  request.set_volume_id(handle);
+  request.set_staging_target_path(staging_path);
+  request.set_volume_publish_path(publish_path);
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeGetVolumeHealthResponse response;
+  Record("NodeGetVolumeHealth", request);
+  grpc::Status status = Stub()->NodeGetVolumeHealth(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status, "NodeGetVolumeHealth");
+  std::vector<HealthCondition> conditions;
+  for (const auto& entry : response.volume_health().health_statuses()) {
+    HealthCondition condition;
+    switch (entry.status()) {
+      case csi::v1::INACCESSIBLE: condition.status = "Inaccessible"; break;
+      case csi::v1::DATA_LOSS: condition.status = "DataLoss"; break;
+      case csi::v1::DEGRADED: condition.status = "Degraded"; break;
+      default: continue;  // kubelet ignores what it does not know
+    }
+    condition.reason = entry.reason();
+    condition.message = entry.message();
+    conditions.push_back(condition);
+  }
+  return conditions;
+}
+
+absl::StatusOr<std::vector<HealthCondition>> CsiNodeClient::NodeGetStorageHealth() {
+  csi::v1::NodeGetStorageHealthRequest request;  // kubelet sends no secrets
+  grpc::ClientContext context;
+  context.set_deadline(DeadlineIn(timeout_));
+  csi::v1::NodeGetStorageHealthResponse response;
+  Record("NodeGetStorageHealth", request);
+  grpc::Status status = Stub()->NodeGetStorageHealth(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status, "NodeGetStorageHealth");
+  constexpr int kMaxStorageHealthConditions = 16;
+  if (response.backend_health_size() > kMaxStorageHealthConditions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NodeGetStorageHealth returned ", response.backend_health_size(),
+        " conditions, maximum is ", kMaxStorageHealthConditions));
+  }
+  std::vector<HealthCondition> conditions;
+  for (int i = 0; i < response.backend_health_size(); ++i) {
+    const auto& entry = response.backend_health(i);
+    HealthCondition condition;
+    switch (entry.status()) {
+      case csi::v1::STORAGE_UNREACHABLE: condition.status = "StorageUnreachable"; break;
+      case csi::v1::STORAGE_DEGRADED: condition.status = "StorageDegraded"; break;
+      default: continue;
+    }
+    condition.reason = entry.reason();
+    condition.message = entry.message();
+    if (entry.has_volume_capability()) {
+      const csi::v1::VolumeCapability& capability = entry.volume_capability();
+      auto invalid = [i](const std::string& why) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "NodeGetStorageHealth condition ", i, " has invalid volume capability: ", why));
+      };
+      if (capability.has_block()) {
+        condition.volume_mode = "Block";
+      } else if (capability.has_mount()) {
+        condition.volume_mode = "Filesystem";
+      } else {
+        return invalid("access type is required");
+      }
+      if (!capability.has_access_mode()) return invalid("access mode is required");
+      using Mode = csi::v1::VolumeCapability::AccessMode;
+      switch (capability.access_mode().mode()) {
+        case Mode::SINGLE_NODE_WRITER:
+        case Mode::SINGLE_NODE_READER_ONLY:
+        case Mode::SINGLE_NODE_MULTI_WRITER:
+          condition.access_mode = "ReadWriteOnce";
+          break;
+        case Mode::SINGLE_NODE_SINGLE_WRITER:
+          condition.access_mode = "ReadWriteOncePod";
+          break;
+        case Mode::MULTI_NODE_READER_ONLY:
+          condition.access_mode = "ReadOnlyMany";
+          break;
+        case Mode::MULTI_NODE_SINGLE_WRITER:
+        case Mode::MULTI_NODE_MULTI_WRITER:
+          condition.access_mode = "ReadWriteMany";
+          break;
+        default:
+          return invalid(absl::StrCat("unsupported access mode \"",
+                                      Mode::Mode_Name(capability.access_mode().mode()), "\""));
+      }
+    }
+    conditions.push_back(condition);
+  }
+  return conditions;
+}
+
 absl::StatusOr<csi::v1::VolumeCapability> CsiNodeClient::Capability(const CapabilityArgs& args) {
   absl::StatusOr<bool> multi_writer = NodeSupportsCapability(RpcType::SINGLE_NODE_MULTI_WRITER);
   if (!multi_writer.ok()) return multi_writer.status();

@@ -38,6 +38,15 @@ struct CapabilityArgs {
 csi::v1::VolumeCapability::AccessMode::Mode CsiAccessMode(const std::string& mode,
                                                           bool single_node_multi_writer);
 
+// A condition of NodeGetVolumeHealth (v1.37 csi_client.go mapVolumeHealthConditions: "Degraded",
+// "Inaccessible", "DataLoss"; entries of unknown status dropped) or of NodeGetStorageHealth
+// (mapStorageBackendHealth: "StorageDegraded", "StorageUnreachable", with the access and volume
+// mode of the entry's capability when it has one).
+struct HealthCondition {
+  std::string status, reason, message;
+  std::string access_mode, volume_mode;  // storage health only, when given
+};
+
 // What NodeGetVolumeStats says of a volume, as csi_client.go reads it into volume.Metrics: each
 // number 0 unless the driver reports it; abnormal and message only when asked for
 // (CSIVolumeHealth) and the driver has VOLUME_CONDITION.
@@ -73,6 +82,16 @@ class CsiNodeClient {
   absl::StatusOr<bool> NodeSupportsNodeExpand();
   absl::StatusOr<bool> NodeSupportsVolumeStats();
   absl::StatusOr<bool> NodeSupportsVolumeCondition();
+  absl::StatusOr<bool> NodeSupportsVolumeHealth();   // GET_VOLUME_HEALTH (7)
+  absl::StatusOr<bool> NodeSupportsStorageHealth();  // GET_STORAGE_HEALTH (8)
+
+  // kubelet v1.37's health RPCs (csi_client.go NodeGetVolumeHealth, NodeGetStorageHealth), their
+  // answers mapped as kubelet maps them; a storage answer kubelet refuses (more than 16
+  // conditions, a capability without access type or mode) is an error in its words.
+  absl::StatusOr<std::vector<HealthCondition>> NodeGetVolumeHealth(
+      const std::string& handle, const std::string& staging_path,
+      const std::string& publish_path);
+  absl::StatusOr<std::vector<HealthCondition>> NodeGetStorageHealth();
 
   // Each fills `sent` with the request once it is built, whether or not the call succeeds.
   absl::Status NodeStageVolume(const std::string& handle, const StringMap& publish_context,

@@ -168,6 +168,13 @@ const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours() {
        "pkg/volume/csi/csi_client.go NodeGetVolumeStats, csi_metrics.go GetMetrics",
        "NodeGetVolumeStats' volume_condition is not read and VOLUME_CONDITION not asked, whatever "
        "CSIVolumeHealth says (the gate now drives NodeGetVolumeHealth, not modelled)"},
+      {ReleaseBehaviour::kVolumeHealthManager, "VolumeHealthManager", 37,
+       "pkg/kubelet/volumemanager/volumehealth/manager.go probeVolumeHealth, probeStorageHealth; "
+       "pkg/volume/csi/csi_client.go NodeGetVolumeHealth, NodeGetStorageHealth",
+       "with CSIVolumeHealth (alpha, off), each mounted PersistentVolume's NodeGetVolumeHealth "
+       "(GET_VOLUME_HEALTH) and each driver's NodeGetStorageHealth (GET_STORAGE_HEALTH), on the "
+       "volume stats period, into the pod's status.volumeHealth and the CSINode's "
+       "status.storageHealth"},
   };
   return *behaviours;
 }

@@ -61,6 +61,7 @@ enum class ReleaseBehaviour {
   kDeviceVolDataOnlyForStagingDrivers,
   kTokensInSecretsField,
   kNoVolumeConditionFromStats,
+  kVolumeHealthManager,
   kRegistrationRetriedAfterValidation,
 };
 

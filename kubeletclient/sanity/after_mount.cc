@@ -125,6 +125,60 @@ void Judge::JudgeRepublish(const std::string& name, const CsiDriverObject& csi_d
   }
 }
 
+void Judge::JudgeVolumeHealth(const std::string& name, const PodRun& a, bool block) {
+  const std::string kubelet =
+      "volumehealth/manager.go probeVolumeHealth, cache/volume_health.go volumeHealthPaths "
+      "(kubelet 1.37, with CSIVolumeHealth): NodeGetVolumeHealth with the device mount path as "
+      "staging path (volumeDevices/<pv>/dev for block) and the pod's mount path as publish path "
+      "(none for block); the answer goes to the pod's status.volumeHealth";
+  if (!node_.release.Has(ReleaseBehaviour::kVolumeHealthManager)) {
+    Skip(name, kubelet,
+         absl::StrCat("kubelet ", node_.release.Name(),
+                      " does not call NodeGetVolumeHealth (from 1.37, with CSIVolumeHealth)"));
+    return;
+  }
+  if (Interrupted()) {
+    Skip(name, kubelet, "interrupted");
+    return;
+  }
+  if (!Selected(name)) return;
+  std::vector<SentCall> calls;
+  CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);
+  absl::StatusOr<bool> supported = client.NodeSupportsVolumeHealth();
+  if (!supported.ok()) {
+    Fail(name, kubelet, "NodeGetCapabilities failed", {std::string(supported.status().message())});
+    return;
+  }
+  if (!*supported) {
+    Skip(name, kubelet, "the driver lacks the GET_VOLUME_HEALTH node capability");
+    return;
+  }
+  const VolumePlan& plan = *a.plan;
+  const std::string staging = block                   ? plan.block->global_map
+                              : plan.device.has_value() ? plan.device->globalmount
+                                                        : "";
+  const std::string publish = block ? "" : plan.paths.mount;
+  absl::StatusOr<std::vector<HealthCondition>> conditions =
+      client.NodeGetVolumeHealth(plan.handle, staging, publish);
+  if (!conditions.ok()) {
+    const SentCall* sent = LastCall(calls, "NodeGetVolumeHealth");
+    Fail(name, kubelet, "NodeGetVolumeHealth failed",
+         {sent != nullptr ? "request: " + Describe(*sent) : "request: NodeGetVolumeHealth (not sent)",
+          absl::StrCat("answer: ", conditions.status().message()),
+          "kubelet needs OK for a volume it has mounted: on an error it keeps the pod's previous "
+          "health conditions, so the volume's trouble never reaches the pod's status"});
+    return;
+  }
+  std::vector<std::string> described;
+  for (const HealthCondition& c : *conditions) described.push_back(c.status + "/" + c.reason);
+  Pass(name, kubelet,
+       absl::StrCat("NodeGetVolumeHealth: ",
+                    described.empty() ? "no adverse condition" : absl::StrJoin(described, ", "),
+                    node_.feature_gates.csi_volume_health
+                        ? ""
+                        : " (kubelet asks only with CSIVolumeHealth on, an alpha gate)"));
+}
+
 void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool block,
                        int64_t pv_bytes) {
   const std::string stats_ref =

@@ -14,6 +14,10 @@ const std::vector<CheckInfo>& AllChecks() {
        "a node ID, topology keys that are valid label keys, a limit that is not negative"},
       {G::kRegistration, "capabilities", "csi_client.go nodeSupports*",
        "NodeGetCapabilities answers (which decides what applies below)"},
+      {G::kRegistration, "storage-health",
+       "volumehealth/manager.go probeStorageHealth, csi_client.go NodeGetStorageHealth (1.37+)",
+       "for a driver with GET_STORAGE_HEALTH: NodeGetStorageHealth answers what kubelet can map "
+       "(at most 16 conditions, each capability with an access type and mode)"},
       {G::kVolume, "publish", "GenerateMountVolumeFunc, GenerateMapVolumeFunc",
        "pod A: NodeStageVolume (if the driver stages) and NodePublishVolume at kubelet's paths "
        "succeed"},
@@ -33,6 +37,10 @@ const std::vector<CheckInfo>& AllChecks() {
       {G::kVolume, "stats", "csi_metrics.go GetMetrics",
        "NodeGetVolumeStats at kubelet's path: no negative number, used and available within "
        "capacity"},
+      {G::kVolume, "volume-health",
+       "volumehealth/manager.go probeVolumeHealth, csi_client.go NodeGetVolumeHealth (1.37+)",
+       "for a driver with GET_VOLUME_HEALTH: NodeGetVolumeHealth with kubelet's staging and "
+       "publish paths answers OK"},
       {G::kVolume, "expand", "GenerateExpandInUseVolumeFunc",
        "the PV grown to twice its size: NodeExpandVolume OK (or FAILED_PRECONDITION)"},
       {G::kVolume, "unpublish-twice", "csi_mounter.go TearDownAt",

@@ -15,10 +15,11 @@ using ::testing::HasSubstr;
 // The order the checks run in is the order they are reported in: held here.
 TEST(ChecksTest, EachGroupInTheOrderItRuns) {
   EXPECT_THAT(CheckNames(CheckGroup::kRegistration),
-              ElementsAre("handshake", "node-info", "capabilities"));
+              ElementsAre("handshake", "node-info", "capabilities", "storage-health"));
   EXPECT_THAT(CheckNames(CheckGroup::kVolume),
               ElementsAre("publish", "target", "tokens", "restart-replay", "republish",
-                          "second-pod", "read-only", "stats", "expand", "unpublish-twice",
+                          "second-pod", "read-only", "stats", "volume-health", "expand",
+                          "unpublish-twice",
                           "teardown", "unpublish-removed-target", "unstage-repeated", "clean"));
   EXPECT_THAT(CheckNames(CheckGroup::kEphemeral),
               ElementsAre("publish", "target", "restart-replay", "teardown",

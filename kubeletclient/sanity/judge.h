@@ -137,6 +137,8 @@ class Judge {
   bool Register();
   void JudgeNodeInfo(const DriverInfo& info);
   void ReadCapabilities();
+  // registration/storage-health (kubelet 1.37+).
+  void JudgeStorageHealth();
 
   // volume.cc: a persistent volume in `mode`; `handle` empty: a volume the driver's controller
   // creates.
@@ -189,6 +191,8 @@ class Judge {
   // volume's capacity its device's size; a filesystem volume's capacity other than `pv_bytes`
   // (its PV's) is said, not failed (a file system's overhead, or a share without quotas).
   void JudgeStats(const std::string& name, const PodRun& a, bool block, int64_t pv_bytes);
+  // <mode>/volume-health (kubelet 1.37+).
+  void JudgeVolumeHealth(const std::string& name, const PodRun& a, bool block);
   // NodeExpandVolume of `a`'s published volume, its PV (`pv_name` in `objects`) grown twice.
   void JudgeExpand(const std::string& name, const PodRun& a, const std::string& pv_name,
                    const ObjectSet& objects);

@@ -116,4 +116,46 @@ void Judge::ReadCapabilities() {
                     : absl::StrJoin(have, ", "));
 }
 
+void Judge::JudgeStorageHealth() {
+  const std::string name = "registration/storage-health";
+  const std::string kubelet =
+      "volumehealth/manager.go probeStorageHealth, csi_client.go NodeGetStorageHealth and "
+      "mapStorageBackendHealth (kubelet 1.37, with CSIVolumeHealth): what it maps goes to the "
+      "CSINode's status.storageHealth";
+  if (!node_.release.Has(ReleaseBehaviour::kVolumeHealthManager)) {
+    Skip(name, kubelet,
+         absl::StrCat("kubelet ", node_.release.Name(),
+                      " does not call NodeGetStorageHealth (from 1.37, with CSIVolumeHealth)"));
+    return;
+  }
+  if (!Selected(name)) return;
+  CsiNodeClient client(driver_.endpoint, node_.timeout);
+  absl::StatusOr<bool> supported = client.NodeSupportsStorageHealth();
+  if (!supported.ok()) {
+    Fail(name, kubelet, "NodeGetCapabilities failed", {std::string(supported.status().message())});
+    return;
+  }
+  if (!*supported) {
+    Skip(name, kubelet, "the driver lacks the GET_STORAGE_HEALTH node capability");
+    return;
+  }
+  absl::StatusOr<std::vector<HealthCondition>> conditions = client.NodeGetStorageHealth();
+  if (!conditions.ok()) {
+    Fail(name, kubelet, "NodeGetStorageHealth's answer is not one kubelet can use",
+         {"request: NodeGetStorageHealth (no secrets, as kubelet sends it)",
+          absl::StrCat("answer: ", conditions.status().message()),
+          "kubelet needs OK with at most 16 conditions, each capability with an access type and "
+          "a known access mode; otherwise it leaves the CSINode's storage health as it was"});
+    return;
+  }
+  std::vector<std::string> described;
+  for (const HealthCondition& c : *conditions) described.push_back(c.status + "/" + c.reason);
+  Pass(name, kubelet,
+       absl::StrCat("NodeGetStorageHealth: ",
+                    described.empty() ? "no adverse condition" : absl::StrJoin(described, ", "),
+                    node_.feature_gates.csi_volume_health
+                        ? ""
+                        : " (kubelet asks only with CSIVolumeHealth on, an alpha gate)"));
+}
+
 }  // namespace ndr::kubelet::sanity

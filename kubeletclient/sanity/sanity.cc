@@ -111,7 +111,8 @@ SanityReport Judge::Run() {
   // Inline and generic ephemeral volumes are filesystem volumes.
   const bool ephemeral = std::find(modes.begin(), modes.end(), "filesystem") != modes.end();
   if (!Register()) {
-    for (const char* check : {"registration/node-info", "registration/capabilities"}) {
+    for (const char* check : {"registration/node-info", "registration/capabilities",
+                              "registration/storage-health"}) {
       Skip(check, "", "not registered");
     }
     for (const std::string& mode : modes) {
@@ -127,6 +128,7 @@ SanityReport Judge::Run() {
     // Kubelet publishes a driver's inline volumes where the node allows them: here, this one's.
     node_.allowed_inline_drivers.insert(driver_.name);
     ReadCapabilities();
+    JudgeStorageHealth();
     if (!RunVolumes(modes, ephemeral)) return report_;
   }
   node_.tokens = nullptr;

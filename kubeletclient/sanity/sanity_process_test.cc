@@ -145,7 +145,7 @@ class SanityTest : public ::testing::Test {
 const std::set<std::string> kVolumeChecks = {
     "publish",          "target",    "tokens",
     "restart-replay",   "republish", "second-pod",
-    "read-only",        "stats",     "expand",
+    "read-only",        "stats",     "volume-health",    "expand",
     "unpublish-twice",  "teardown",  "unpublish-removed-target",
     "unstage-repeated", "clean"};
 const std::set<std::string> kEphemeralChecks = {
@@ -185,7 +185,7 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
       << out;
   auto verdicts = Verdicts(out);
   std::set<std::string> passed = {"registration/handshake", "registration/node-info",
-                                  "registration/capabilities"};
+                                  "registration/capabilities", "registration/storage-health"};
   for (const auto& [prefix, checks] : std::vector<std::pair<std::string, std::set<std::string>>>{
            {"filesystem", kVolumeChecks},
            {"block", kVolumeChecks},
@@ -243,7 +243,8 @@ TEST_F(SanityTest, VolumesCreatedAndAttachedByTheDriversController) {
       << out;
   auto verdicts = Verdicts(out);
   std::set<std::string> passed = {"registration/handshake", "registration/node-info",
-                                  "registration/capabilities", "controller/capabilities"};
+                                  "registration/capabilities", "registration/storage-health",
+                                  "controller/capabilities"};
   std::set<std::string> controller = {"create-volume", "controller-publish", "controller-unpublish",
                                       "delete-volume"};
   for (const auto& [prefix, checks] : std::vector<std::pair<std::string, std::set<std::string>>>{

@@ -65,6 +65,7 @@ void Judge::RunVolumeChecks(const std::string& mode, const std::string& prefix,
   // 6. Stats of a published volume, with the paths kubelet passes.
   const PersistentVolume& pv = objects.volumes.at(pv_name);
   JudgeStats(prefix + "stats", a, block, pv.capacity.has_value() ? pv.capacity->value() : 0);
+  JudgeVolumeHealth(prefix + "volume-health", a, block);
   // 7. Online expansion, as kubelet expands a volume in use whose PV has grown.
   JudgeExpand(prefix + "expand", a, pv_name, objects);
   // 8. Teardown, with the repeated calls a retried teardown makes.

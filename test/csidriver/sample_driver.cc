@@ -363,7 +363,9 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
       csi::v1::NodeServiceCapability::RPC::EXPAND_VOLUME);
   if (!options_.no_stats) {
     for (auto type : {csi::v1::NodeServiceCapability::RPC::GET_VOLUME_STATS,
-                      csi::v1::NodeServiceCapability::RPC::VOLUME_CONDITION}) {
+                      csi::v1::NodeServiceCapability::RPC::VOLUME_CONDITION,
+                      csi::v1::NodeServiceCapability::RPC::GET_VOLUME_HEALTH,
+                      csi::v1::NodeServiceCapability::RPC::GET_STORAGE_HEALTH}) {
       response->add_capabilities()->mutable_rpc()->set_type(type);
     }
   }
@@ -1063,6 +1065,80 @@ grpc::Status NodeService::NodeGetVolumeStats(grpc::ServerContext*,
       Stats(request->volume_id(), request->volume_path());
   if (!stats.ok()) return ToGrpc(stats.status());
   *response = *std::move(stats);
+  return grpc::Status::OK;
+}
+
+grpc::Status NodeService::NodeGetVolumeHealth(grpc::ServerContext*,
+                                              const csi::v1::NodeGetVolumeHealthRequest* request,
+                                              csi::v1::NodeGetVolumeHealthResponse* response) {
+  if (options_.record) options_.record->Add("NodeGetVolumeHealth", *request);
+  NDR_VLOG(4) << "NodeGetVolumeHealth volume_id=" << request->volume_id()
+              << " volume_publish_path=" << request->volume_publish_path()
+              << " staging_target_path=" << request->staging_target_path();
+  if (request->volume_id().empty()) {
+    return ToGrpc(absl::InvalidArgumentError("volume_id is required"));
+  }
+  csi::v1::VolumeHealth* health = response->mutable_volume_health();
+  health->set_volume_id(request->volume_id());
+  // The same judgement as the volume condition of NodeGetVolumeStats: at the publish path when
+  // there is one (kubelet gives none for a block volume), else the block volume's disk image.
+  const std::string& publish = request->volume_publish_path();
+  if (!publish.empty()) {
+    // Stats: NOT_FOUND when nothing of this volume is published there.
+    absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> stats = Stats(request->volume_id(), publish);
+    if (!stats.ok()) return ToGrpc(stats.status());
+    if (stats->volume_condition().abnormal()) {
+      auto* entry = health->add_health_statuses();
+      entry->set_status(csi::v1::DEGRADED);
+      entry->set_reason("PublishedFileMissing");
+      entry->set_message(stats->volume_condition().message());
+    }
+    return grpc::Status::OK;
+  }
+  absl::StatusOr<std::string> image = ImagePath(request->volume_id());
+  if (!image.ok()) return ToGrpc(image.status());
+  if (access(image->c_str(), F_OK) != 0) {
+    if (request->staging_target_path().empty()) {
+      return ToGrpc(absl::NotFoundError(
+          absl::StrCat("volume ", request->volume_id(), " is not known to this node")));
+    }
+    auto* entry = health->add_health_statuses();
+    entry->set_status(csi::v1::INACCESSIBLE);
+    entry->set_reason("DiskImageMissing");
+    entry->set_message(absl::StrCat("the disk image of volume ", request->volume_id(), " is gone"));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status NodeService::NodeGetStorageHealth(grpc::ServerContext*,
+                                               const csi::v1::NodeGetStorageHealthRequest* request,
+                                               csi::v1::NodeGetStorageHealthResponse* response) {
+  if (options_.record) options_.record->Add("NodeGetStorageHealth", *request);
+  NDR_VLOG(4) << "NodeGetStorageHealth secrets=" << request->secrets_size() << " (values not logged)";
+  if (options_.faults.count("storage-unreachable") > 0) {
+    auto* entry = response->add_backend_health();
+    entry->set_status(csi::v1::STORAGE_UNREACHABLE);
+    entry->set_reason("DataDirUnreachable");
+    entry->set_message(absl::StrCat("the data directory ", options_.data_dir, " cannot be reached"));
+    return grpc::Status::OK;
+  }
+  // The data directory is made with the first volume: until then its parent's file system is
+  // where it will be.
+  std::string where = options_.data_dir;
+  struct statfs fs;
+  while (statfs(where.c_str(), &fs) != 0) {
+    const size_t slash = where.find_last_of('/');
+    if (errno != ENOENT || slash == std::string::npos || where == "/") {
+      return ToGrpc(ErrnoError("statfs", where, errno));
+    }
+    where = slash == 0 ? "/" : where.substr(0, slash);
+  }
+  if (fs.f_blocks > 0 && fs.f_bavail * 20 < fs.f_blocks) {
+    auto* entry = response->add_backend_health();
+    entry->set_status(csi::v1::STORAGE_DEGRADED);
+    entry->set_reason("LowFreeSpace");
+    entry->set_message(absl::StrCat("less than 5% of ", options_.data_dir, "'s file system is free"));
+  }
   return grpc::Status::OK;
 }
 

@@ -48,7 +48,12 @@
 //     it, and statfs(2)'s inodes; for a block volume (kubelet asks at
 //     volumeDevices/<pv>/dev/<pod uid>), the disk image's size;
 //   - VOLUME_CONDITION: abnormal when a file the driver wrote into a mount volume is gone, or a
-//     block volume's disk image is.
+//     block volume's disk image is;
+//   - GET_VOLUME_HEALTH, GET_STORAGE_HEALTH (the spec after v1.12, kubelet v1.37 with
+//     CSIVolumeHealth): NodeGetVolumeHealth says the same as the volume condition, as DEGRADED
+//     (PublishedFileMissing) or INACCESSIBLE (DiskImageMissing), and NOT_FOUND for a volume it
+//     does not have; NodeGetStorageHealth reports STORAGE_DEGRADED (LowFreeSpace) when the data
+//     directory's file system has less than 5% free.
 // Service-account tokens (kubelet's csi.storage.k8s.io/serviceAccount.tokens volume context,
 // for CSIDrivers with tokenRequests) are never written out or logged: the driver records, per
 // audience, the expiration and the claims of a token that verifies against
@@ -110,10 +115,12 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //                              as a driver that cannot mount read-only a device staged
 //                              read-write answers
 //   stats-internal             every NodeGetVolumeStats is INTERNAL
+//   storage-unreachable        NodeGetStorageHealth reports its data directory unreachable
+//                              (not a fault of the driver's answer: a condition to report)
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
                                           "block-target-directory", "stats-used-over-capacity",
                                           "block-stats-of-dev", "read-only-refused",
-                                          "stats-internal"};
+                                          "stats-internal", "storage-unreachable"};
 
 enum class BlockPublish {
   kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target
@@ -166,7 +173,7 @@ struct DriverOptions {
   // only at the first NodePublishVolume (and remove it at NodeUnstageVolume), as drivers that
   // mount lazily do.
   bool lazy_staging = false;
-  // Advertise neither GET_VOLUME_STATS nor VOLUME_CONDITION.
+  // Advertise none of GET_VOLUME_STATS, VOLUME_CONDITION, GET_VOLUME_HEALTH, GET_STORAGE_HEALTH.
   bool no_stats = false;
   // With controller: CreateVolume refuses a block access type (INVALID_ARGUMENT), as a driver
   // with filesystem volumes only does.
@@ -237,6 +244,12 @@ class NodeService final : public csi::v1::Node::Service {
   grpc::Status NodeGetVolumeStats(grpc::ServerContext* context,
                                   const csi::v1::NodeGetVolumeStatsRequest* request,
                                   csi::v1::NodeGetVolumeStatsResponse* response) override;
+  grpc::Status NodeGetVolumeHealth(grpc::ServerContext* context,
+                                   const csi::v1::NodeGetVolumeHealthRequest* request,
+                                   csi::v1::NodeGetVolumeHealthResponse* response) override;
+  grpc::Status NodeGetStorageHealth(grpc::ServerContext* context,
+                                    const csi::v1::NodeGetStorageHealthRequest* request,
+                                    csi::v1::NodeGetStorageHealthResponse* response) override;
   grpc::Status NodeExpandVolume(grpc::ServerContext* context,
                                 const csi::v1::NodeExpandVolumeRequest* request,
                                 csi::v1::NodeExpandVolumeResponse* response) override;

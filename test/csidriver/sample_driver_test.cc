@@ -135,8 +135,9 @@ TEST_F(SampleDriverTest, NodeGetInfoAndCapabilities) {
   csi::v1::NodeGetCapabilitiesResponse capabilities;
   ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
   // No stage/unstage; what kubelet uses after the mount.
-  EXPECT_EQ(Types(capabilities), (std::vector<int>{RPC::EXPAND_VOLUME, RPC::GET_VOLUME_STATS,
-                                                   RPC::VOLUME_CONDITION}));
+  EXPECT_EQ(Types(capabilities),
+            (std::vector<int>{RPC::EXPAND_VOLUME, RPC::GET_VOLUME_STATS, RPC::VOLUME_CONDITION,
+                              RPC::GET_VOLUME_HEALTH, RPC::GET_STORAGE_HEALTH}));
 }
 
 TEST_F(SampleDriverTest, MalformedPublishIsInvalidArgument) {
@@ -285,7 +286,8 @@ TEST_F(StagingDriverTest, AdvertisesStageUnstage) {
   ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
   EXPECT_EQ(Types(capabilities),
             (std::vector<int>{RPC::STAGE_UNSTAGE_VOLUME, RPC::EXPAND_VOLUME,
-                              RPC::GET_VOLUME_STATS, RPC::VOLUME_CONDITION}));
+                              RPC::GET_VOLUME_STATS, RPC::VOLUME_CONDITION,
+                              RPC::GET_VOLUME_HEALTH, RPC::GET_STORAGE_HEALTH}));
 }
 
 TEST_F(StagingDriverTest, PublishNeedsTheVolumeStagedFirst) {
@@ -918,6 +920,59 @@ TEST_F(AfterMountTest, BlockVolumeStatsAndExpansionAreTheDiskImages) {
   ASSERT_EQ(unlink((data_ + "/blk-1.img").c_str()), 0);
   ASSERT_TRUE(Stats("blk-1", target_, &stats).ok());
   EXPECT_TRUE(stats.volume_condition().abnormal());
+}
+
+// The health RPCs of kubelet 1.37 (CSIVolumeHealth): the same judgement as the volume condition,
+// as the spec after v1.12 words it.
+TEST_F(AfterMountTest, VolumeAndStorageHealth) {
+  StartWith(nullptr);
+  ASSERT_TRUE(Publish(ValidPublish()).ok());
+  const std::string target = dir_.Join("pod/mount");
+  auto health = [&](const std::string& id, const std::string& publish,
+                    const std::string& staging, csi::v1::NodeGetVolumeHealthResponse* response) {
+    csi::v1::NodeGetVolumeHealthRequest request;
+    request.set_volume_id(id);
+    request.set_volume_publish_path(publish);
+    request.set_staging_target_path(staging);
+    return node_stub_->NodeGetVolumeHealth(Context().get(), request, response);
+  };
+  csi::v1::NodeGetVolumeHealthResponse response;
+  ASSERT_TRUE(health("csi-abc", target, "", &response).ok());
+  EXPECT_EQ(response.volume_health().volume_id(), "csi-abc");
+  EXPECT_EQ(response.volume_health().health_statuses_size(), 0);
+  ASSERT_EQ(unlink((target + "/csi.storage.k8s.io_pod.name").c_str()), 0);
+  ASSERT_TRUE(health("csi-abc", target, "", &response).ok());
+  ASSERT_EQ(response.volume_health().health_statuses_size(), 1);
+  EXPECT_EQ(response.volume_health().health_statuses(0).status(), csi::v1::DEGRADED);
+  EXPECT_EQ(response.volume_health().health_statuses(0).reason(), "PublishedFileMissing");
+  // Not published there, no such volume, no ID.
+  EXPECT_EQ(health("csi-abc", dir_.Join("nowhere"), "", &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(health("nope", "", "", &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(health("", target, "", &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  csi::v1::NodeGetStorageHealthResponse storage;
+  ASSERT_TRUE(node_stub_->NodeGetStorageHealth(Context().get(), {}, &storage).ok());
+  for (const auto& entry : storage.backend_health()) {
+    // Healthy unless this machine's disk is nearly full: then it says so.
+    EXPECT_EQ(entry.reason(), "LowFreeSpace");
+  }
+}
+
+TEST_F(AfterMountTest, BlockVolumeHealthIsTheDiskImage) {
+  StartWith(nullptr);
+  ASSERT_TRUE(Publish(BlockPublish()).ok());
+  csi::v1::NodeGetVolumeHealthRequest request;
+  request.set_volume_id("blk-1");
+  request.set_staging_target_path(dir_.Join("staging"));  // kubelet's dev directory; no publish
+  csi::v1::NodeGetVolumeHealthResponse response;
+  ASSERT_TRUE(node_stub_->NodeGetVolumeHealth(Context().get(), request, &response).ok());
+  EXPECT_EQ(response.volume_health().health_statuses_size(), 0);
+  ASSERT_EQ(unlink((data_ + "/blk-1.img").c_str()), 0);
+  ASSERT_TRUE(node_stub_->NodeGetVolumeHealth(Context().get(), request, &response).ok());
+  ASSERT_EQ(response.volume_health().health_statuses_size(), 1);
+  EXPECT_EQ(response.volume_health().health_statuses(0).status(), csi::v1::INACCESSIBLE);
+  EXPECT_EQ(response.volume_health().health_statuses(0).reason(), "DiskImageMissing");
 }
 
 TEST_F(AfterMountTest, BadStatsAndExpandRequests) {

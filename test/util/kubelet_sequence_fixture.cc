@@ -75,7 +75,9 @@ grpc::Status RecordingDriver::NodeGetCapabilities(
                           std::pair{config_.expand, Rpc::EXPAND_VOLUME},
                           std::pair{config_.condition, Rpc::VOLUME_CONDITION},
                           std::pair{config_.mount_group, Rpc::VOLUME_MOUNT_GROUP},
-                          std::pair{config_.multi_writer, Rpc::SINGLE_NODE_MULTI_WRITER}}) {
+                          std::pair{config_.multi_writer, Rpc::SINGLE_NODE_MULTI_WRITER},
+                          std::pair{config_.volume_health, Rpc::GET_VOLUME_HEALTH},
+                          std::pair{config_.storage_health, Rpc::GET_STORAGE_HEALTH}}) {
     if (on) response->add_capabilities()->mutable_rpc()->set_type(type);
   }
   return RecordLocked("NodeGetCapabilities", *request);
@@ -143,6 +145,22 @@ grpc::Status RecordingDriver::NodeGetVolumeStats(
   std::lock_guard<std::mutex> lock(mu_);
   *response = config_.stats_response;
   return RecordLocked("NodeGetVolumeStats", *request);
+}
+
+grpc::Status RecordingDriver::NodeGetVolumeHealth(
+    grpc::ServerContext*, const csi::v1::NodeGetVolumeHealthRequest* request,
+    csi::v1::NodeGetVolumeHealthResponse* response) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *response = config_.volume_health_response;
+  return RecordLocked("NodeGetVolumeHealth", *request);
+}
+
+grpc::Status RecordingDriver::NodeGetStorageHealth(
+    grpc::ServerContext*, const csi::v1::NodeGetStorageHealthRequest* request,
+    csi::v1::NodeGetStorageHealthResponse* response) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *response = config_.storage_health_response;
+  return RecordLocked("NodeGetStorageHealth", *request);
 }
 
 grpc::Status RecordingDriver::Record(const std::string& method,

@@ -45,6 +45,10 @@ class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1:
     bool condition = false;     // VOLUME_CONDITION
     // NodeGetVolumeStats's answer.
     csi::v1::NodeGetVolumeStatsResponse stats_response;
+    bool volume_health = false;   // GET_VOLUME_HEALTH, answering volume_health_response
+    bool storage_health = false;  // GET_STORAGE_HEALTH, answering storage_health_response
+    csi::v1::NodeGetVolumeHealthResponse volume_health_response;
+    csi::v1::NodeGetStorageHealthResponse storage_health_response;
     std::map<std::string, grpc::Status> fail;  // by method
     bool make_targets = true;   // NodePublishVolume makes its target, NodeUnpublishVolume removes it
   };
@@ -86,6 +90,12 @@ class RecordingDriver final : public csi::v1::Identity::Service, public csi::v1:
   grpc::Status NodeGetVolumeStats(grpc::ServerContext*,
                                   const csi::v1::NodeGetVolumeStatsRequest* request,
                                   csi::v1::NodeGetVolumeStatsResponse* response) override;
+  grpc::Status NodeGetVolumeHealth(grpc::ServerContext*,
+                                   const csi::v1::NodeGetVolumeHealthRequest* request,
+                                   csi::v1::NodeGetVolumeHealthResponse* response) override;
+  grpc::Status NodeGetStorageHealth(grpc::ServerContext*,
+                                    const csi::v1::NodeGetStorageHealthRequest* request,
+                                    csi::v1::NodeGetStorageHealthResponse* response) override;
 
  private:
   grpc::Status Record(const std::string& method, const google::protobuf::Message& request);
