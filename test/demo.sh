@@ -15,6 +15,9 @@ calls() {
   /usr/bin/python3 -c '
 import json, sys
 report = json.load(sys.stdin)
+node = report.get("node", {})
+if "kubeletVersion" in node:
+    print("(as kubelet " + node["kubeletVersion"] + "; SELinux " + node.get("seLinux", "?") + ")")
 for volume in report.get("volumes", []):
     name = volume.get("volume") or volume.get("volumeDir") or volume.get("volumeDevice")
     if "skipped" in volume:
@@ -145,7 +148,9 @@ indent < test/demo/csidriver.yaml
 echo "    ---"
 indent < test/demo/volume.yaml
 
-step "Publishing the pod's volumes as kubelet would (kubeletclient publish): every call to the driver"
+kubelet_release=$("$bin/kubeletclient/kubeletclient" publish --help 2>/dev/null |
+  grep -A1 -- '-kubelet-version string' | sed -n 's/.*(default "\([0-9.]*\)").*/\1/p')
+step "Publishing the pod's volumes as kubelet $kubelet_release would (kubeletclient publish): every call to the driver"
 echo "    The persistent volume: WaitForAttach (its VolumeAttachment is attached; its metadata is"
 echo "    the publish context), MountDevice (NodeStageVolume), SetUp (NodePublishVolume); the"
 echo "    inline volume: SetUp only; the raw block volume: WaitForAttach, SetUpDevice"
@@ -155,8 +160,13 @@ echo "    skipped otherwise). The emptyDir is not the CSI plugin's: skipped, and
 echo "    NodeGetCapabilities is asked as often as kubelet asks it. The filesystem volumes get a"
 echo "    service-account token for demo-vault in their volume context (shown redacted), signed"
 echo "    with the key above as the API server signs it."
+echo "    The kubelet side acts as kubelet $kubelet_release, the newest release it models (the default"
+echo "    of --kubelet-version, which takes 1.26 to 1.37: docs/kubelet-versions.md), on a node with"
+echo "    SELinux (--host-selinux=true), so that the persistent volumes' mounts carry the pod's"
+echo "    context=\"...\" option, as the CSIDriver's seLinuxMount: true asks."
 kubelet_flags=(--plugin-registry-dir="$registry" --root-dir="$work/kubelet" --node-name=demo-node
-  --allowed-inline-drivers=sample.csi.example.com --service-account-key-file="$work/sa.key")
+  --allowed-inline-drivers=sample.csi.example.com --service-account-key-file="$work/sa.key"
+  --host-selinux=true)
 "$bin/kubeletclient/kubeletclient" publish --pod=test/demo/pod.yaml \
   --objects=test/demo/csidriver.yaml,test/demo/volume.yaml "${kubelet_flags[@]}" 2>/dev/null |
   calls
@@ -199,19 +209,25 @@ if grep -q " $block_dir/pv-demo-disk/dev/" /proc/self/mounts 2>/dev/null; then
 fi
 
 step "Volume stats, as kubelet collects them (kubeletclient stats, with the CSIVolumeHealth gate on)"
-echo "    NodeGetCapabilities (GET_VOLUME_STATS), NodeGetVolumeStats with the path kubelet passes,"
-echo "    and NodeGetCapabilities (VOLUME_CONDITION): what kubelet keeps of each volume."
+echo "    NodeGetCapabilities (GET_VOLUME_STATS) and NodeGetVolumeStats with the path kubelet passes;"
+echo "    then, as kubelet 1.37's volume health manager, NodeGetVolumeHealth of each persistent volume"
+echo "    and NodeGetStorageHealth of the driver (kubelet 1.26 to 1.36 read NodeGetVolumeStats'"
+echo "    volume_condition instead: --kubelet-version=1.36 shows that)."
 "$bin/kubeletclient/kubeletclient" stats --pod=test/demo/pod.yaml \
   --objects=test/demo/csidriver.yaml,test/demo/volume.yaml "${kubelet_flags[@]}" \
   --feature-gates=CSIVolumeHealth=true 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
-for v in json.load(sys.stdin)["volumes"]:
+report = json.load(sys.stdin)
+for v in report["volumes"]:
     if "capacity" in v:
-        print("    %-9s capacity %d, used %d, available %d, inodes %d (free %d), abnormal %s: %s" % (
-            v["volume"], v["capacity"], v["used"], v["available"], v["inodes"], v["inodesFree"],
-            v.get("abnormal"), v.get("message")))
+        print("    %-9s capacity %d, used %d, available %d, inodes %d (free %d)" % (
+            v["volume"], v["capacity"], v["used"], v["available"], v["inodes"], v["inodesFree"]))
+        if "volumeHealth" in v:
+            print("    %-9s health: %s" % ("", json.dumps(v["volumeHealth"])))
     else:
         print("    %-9s %s" % (v["volume"], v.get("skipped") or v.get("result")))
+for probe in report.get("storageHealthProbes", []):
+    print("    storage health of %s: %s" % (probe["driver"], json.dumps(probe["storageHealth"])))
 '
 
 step "The volume is resized: the claim asks for 2Gi and the PV has grown (the external resizer's part), so kubelet expands it on the node (kubeletclient expand)"
