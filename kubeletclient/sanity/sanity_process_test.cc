@@ -40,6 +40,7 @@ using ::ndr::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr char kDriverName[] = "sample.csi.example.com";
 
@@ -300,6 +301,49 @@ TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
                              "STAGE_UNSTAGE_VOLUME node capability"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodePublishVolume"));
   EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+}
+
+// Several releases in one run: each judged in turn, a check a release lacks skipped saying so,
+// and kubelet 1.34+'s own leftover for a driver that does not stage (an empty globalmount/:
+// csi_attacher.go MountDevice writes no vol_data.json, UnmountDevice then skips) not blamed on
+// the driver.
+TEST_F(SanityTest, EachReleaseIsJudgedInOneRun) {
+  StartDriver({"--faults=storage-unreachable"});
+  const std::string junit = dir_.Join("junit.xml");
+  std::string out;
+  ASSERT_EQ(Run({"--volume-mode=filesystem", "--kubelet-version=1.33,v1.37.2", "--junit=" + junit},
+                &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("=== kubelet 1.33\n"));
+  EXPECT_THAT(out, HasSubstr("=== kubelet 1.37\n"));
+  EXPECT_THAT(out, HasSubstr("SKIP  filesystem/volume-health: kubelet 1.33 does not call "
+                             "NodeGetVolumeHealth (from 1.37, with CSIVolumeHealth)"));
+  EXPECT_THAT(out, HasSubstr("PASS  filesystem/volume-health: NodeGetVolumeHealth: no adverse "
+                             "condition"));
+  // The driver reports its storage unreachable: a condition kubelet maps, not a fault.
+  EXPECT_THAT(out, HasSubstr("PASS  registration/storage-health: NodeGetStorageHealth: "
+                             "StorageUnreachable/DataDirUnreachable"));
+  EXPECT_THAT(out, HasSubstr("which kubelet 1.37 itself leaves for a driver that does not stage: "
+                             "removed by the judge)"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("kubelet 1.33: [0-9]+ passed, 0 failed, [0-9]+ skipped"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("kubelet 1.37: [0-9]+ passed, 0 failed, [0-9]+ skipped"));
+  std::string xml;
+  ASSERT_TRUE(ReadFile(junit, &xml));
+  EXPECT_THAT(xml, HasSubstr("name=\"1.37/filesystem/volume-health\""));
+  EXPECT_THAT(xml, HasSubstr("name=\"1.33/filesystem/volume-health\"><skipped"));
+  EXPECT_THAT(LeftTargets(), IsEmpty());
+  // A release given twice, one kubelet never had, a gate 1.33 refuses: nothing is judged.
+  EXPECT_EQ(Run({"--kubelet-version=1.29,1.29"}, &out), 1);
+  EXPECT_THAT(out, HasSubstr("--kubelet-version: 1.29 is given twice"));
+  EXPECT_EQ(Run({"--kubelet-version=1.25"}, &out), 1);
+  EXPECT_THAT(out, HasSubstr("\"1.25\" is not a kubelet release kubeletclient knows: give 1.26 "
+                             "to 1.37"));
+  EXPECT_EQ(Run({"--kubelet-version=1.33,1.37", "--feature-gates=ReadWriteOncePod=false"}, &out),
+            1);
+  EXPECT_THAT(out, HasSubstr("unrecognized feature gate: ReadWriteOncePod (kubelet 1.33 no longer "
+                             "has it: its behaviour is always on) (at kubelet 1.33)"));
+  EXPECT_THAT(out, Not(HasSubstr("PASS")));
 }
 
 // Each fault fails the checks of what it breaks, and only those.
