@@ -120,7 +120,8 @@ TEST_F(KubeletAfterMountTest, ExpandsAtMountAfterSetUpAndWritesTheClaimStatus) {
   json report;
   ASSERT_EQ(RunReport("publish", pod_, &log, &report), 0) << log;
   EXPECT_THAT(driver_.Take(),
-              ElementsAreArray(Plus(StagedPublishCalls(), {"NodeGetCapabilities", kExpand2Gi})));
+              ElementsAreArray(Plus(StagedPublishCalls(),
+                                    {"NodeGetCapabilities", "NodeGetCapabilities", kExpand2Gi})));
   EXPECT_EQ(report["volumes"][0]["claimStatus"],
             json::parse(R"({"claim": "shop/data", "status": {"phase": "Bound",
                 "capacity": {"storage": "2Gi"},
@@ -151,6 +152,7 @@ TEST_F(KubeletAfterMountTest, ExpandsWithTheGlobalmountForADriverThatDoesNotStag
                                "\"noatime\" } access_mode { mode: SINGLE_NODE_WRITER } } "
                                "volume_context { key: \"tier\" value: \"gold\" }"),
                   std::string("NodeGetCapabilities"),
+                  std::string("NodeGetCapabilities"),  // the access-mode mapper's
                   kExpand2Gi,
               }));
   EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"],
@@ -269,7 +271,7 @@ TEST_F(KubeletAfterMountTest, OnlineExpansionOfAPublishedVolume) {
   ASSERT_EQ(RunReport("expand", pod_, &log, &report, {"--volume=data"}), 0) << log;
   EXPECT_THAT(driver_.Take(),
               ElementsAreArray({std::string("NodeGetInfo"), std::string("NodeGetCapabilities"),
-                                kExpand2Gi}));
+                                std::string("NodeGetCapabilities"), kExpand2Gi}));
   EXPECT_EQ(report["volumes"][0]["result"], "expanded to 2Gi");
   EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"]["capacity"]["storage"], "2Gi");
   // The claim as the report says kubelet left it: nothing to expand.
@@ -320,6 +322,7 @@ TEST_F(KubeletAfterMountTest, ExpansionRecoveryByRelease) {
     EXPECT_THAT(required_bytes(), ElementsAreArray({"3221225472"}));
     EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"],
               json::parse(R"({"phase": "Bound", "capacity": {"storage": "3Gi"},
+                              "allocatedResourceStatuses": {},
                               "conditions": [{"type": "Example", "status": "True"}]})"));
     EXPECT_EQ(report["volumes"][0]["claimStatus"]["patches"],
               json::parse(R"(["allocatedResourceStatuses.storage: NodeResizeInProgress",
@@ -376,6 +379,7 @@ TEST_F(KubeletAfterMountTest, OnlineExpansionOfABlockVolume) {
   EXPECT_THAT(driver_.Take(),
               ElementsAreArray({
                   std::string("NodeGetInfo"),
+                  std::string("NodeGetCapabilities"),
                   std::string("NodeGetCapabilities"),
                   std::string("NodeExpandVolume volume_id: \"vol-1\" volume_path: "
                               "\"<root>/plugins/kubernetes.io/csi/volumeDevices/publish/pv-1/"

@@ -106,19 +106,39 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
   json out = ReportHead(*pod, *std::move(registrations), command.node);
   json volumes = json::array();
   outcome.ok = true;
-  for (const UnpublishPlan& plan : *plans) {
-    VolumeOutcome unpublished = UnpublishVolume(plan, registry.All(), command.node);
-    outcome.ok = outcome.ok && unpublished.status.ok();
+  // kubelet's reconciler: every volume out of the pod first (unmountVolumes), then each device
+  // no pod uses any more (unmountDetachDevices); a volume's report has both, the second as
+  // "deviceCalls".
+  std::vector<VolumeOutcome> unpublished(plans->size()), devices(plans->size());
+  std::vector<bool> device_due(plans->size());
+  for (size_t i = 0; i < plans->size(); ++i) {
+    device_due[i] = UnpublishFromPod((*plans)[i], registry.All(), command.node, &unpublished[i]);
+  }
+  for (size_t i = 0; i < plans->size(); ++i) {
+    if (device_due[i]) UnpublishDevice((*plans)[i], registry.All(), command.node, &devices[i]);
+  }
+  for (size_t i = 0; i < plans->size(); ++i) {
+    const UnpublishPlan& plan = (*plans)[i];
+    const absl::Status status = unpublished[i].status.ok() ? devices[i].status : unpublished[i].status;
+    outcome.ok = outcome.ok && status.ok();
     json entry = plan.block.has_value()
                      ? json{{"volumeDevice", plan.block->pod_map}, {"volumeMode", "Block"}}
                      : json{{"volumeDir", plan.paths.dir}, {"volumeMode", "Filesystem"}};
-    ReportOutcome(unpublished, &entry);
-    entry["result"] =
-        unpublished.status.ok() ? "unpublished" : std::string(unpublished.status.message());
-    if (!unpublished.status.ok()) {
+    ReportOutcome(unpublished[i], &entry);
+    if (device_due[i]) {
+      json device;
+      ReportOutcome(devices[i], &device);
+      if (device.contains("calls")) entry["deviceCalls"] = device["calls"];
+      if (device.contains("hostOperations")) {
+        entry["deviceHostOperations"] = device["hostOperations"];
+      }
+      for (const auto& note : device.value("notes", json::array())) entry["notes"].push_back(note);
+    }
+    entry["result"] = status.ok() ? "unpublished" : std::string(status.message());
+    if (!status.ok()) {
       outcome.volume_errors.push_back(
           absl::StrCat(plan.block.has_value() ? plan.block->pod_map : plan.paths.dir, ": ",
-                       unpublished.status.message()));
+                       status.message()));
     }
     volumes.push_back(entry);
   }

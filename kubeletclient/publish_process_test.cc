@@ -402,8 +402,11 @@ spec:
     std::string out;
     ASSERT_EQ(Run(command, {}, &out), 0) << out;
     const json report = json::parse(out.substr(out.find('{'), out.rfind('}') - out.find('{') + 1));
-    for (const json& volume : report["volumes"]) {
-      for (const json& call : volume["calls"]) reported.push_back(call);
+    // In the order sent: every volume's calls, then (unpublish) every volume's device calls.
+    for (const char* key : {"calls", "deviceCalls"}) {
+      for (const json& volume : report["volumes"]) {
+        for (const json& call : volume.value(key, json::array())) reported.push_back(call);
+      }
     }
   }
   std::string text;

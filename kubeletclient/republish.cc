@@ -82,7 +82,18 @@ CommandOutcome RunRepublish(const PublishCommand& command, int rounds, absl::Dur
         volumes.push_back(entry);
         continue;
       }
-      if (status.ok()) status = CheckPublished(*volume.plan);
+      if (status.ok()) {
+        if (absl::Status published = CheckPublished(*volume.plan); !published.ok()) {
+          // The remount (csi_plugin.go RequiresRemount, the reconciler's MountVolume with
+          // isRemount) is of volumes kubelet has mounted; one whose mount failed is mounted
+          // again by the reconciler as any other (kubeletclient publish), not remounted.
+          entry["skipped"] = absl::StrCat(
+              "not published on this node: kubelet remounts only what it has mounted (",
+              published.message(), ")");
+          volumes.push_back(entry);
+          continue;
+        }
+      }
       if (status.ok()) {
         VolumeOutcome remounted = Remount(*volume.plan, objects, node, pod.ns);
         ReportOutcome(remounted, &entry);

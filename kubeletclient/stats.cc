@@ -205,6 +205,7 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
                       command.node.release.Has(ReleaseBehaviour::kVolumeHealthManager);
   json pod_health = json::array();
   std::vector<std::pair<std::string, std::string>> health_drivers;  // name, endpoint
+  std::vector<std::pair<size_t, const VolumePlan*>> health_volumes;  // index in `volumes`
   for (PlannedVolume& volume : pod_plan.volumes) {
     if (!volume.skipped.empty()) {
       volumes.push_back({{"volume", volume.name}, {"skipped", volume.skipped}});
@@ -243,7 +244,7 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     }
     absl::StatusOr<VolumeStats> stats = GetMetrics(plan, read_condition, &client, &unsupported);
     if (health) {
-      entry["volumeHealth"] = ProbeVolumeHealth(plan, &client, &pod_health);
+      health_volumes.emplace_back(volumes.size(), &plan);
       if (std::find(health_drivers.begin(), health_drivers.end(),
                     std::make_pair(plan.driver, plan.endpoint)) == health_drivers.end()) {
         health_drivers.emplace_back(plan.driver, plan.endpoint);
@@ -282,6 +283,17 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
   }
   out["volumes"] = volumes;
   if (health) {
+    // The health manager's loop is kubelet's other one: after the stats, every volume's health
+    // in turn (each call listed with its volume as "healthCalls"), then each driver's storage.
+    for (const auto& [index, plan] : health_volumes) {
+      VolumeOutcome calls;
+      CsiNodeClient client(plan->endpoint, command.node.timeout, &calls.calls);
+      volumes[index]["volumeHealth"] = ProbeVolumeHealth(*plan, &client, &pod_health);
+      json probe;
+      ReportOutcome(calls, &probe);
+      if (probe.contains("calls")) volumes[index]["healthCalls"] = probe["calls"];
+    }
+    out["volumes"] = volumes;
     // What kubelet writes: the pod's status.volumeHealth (SetPodVolumeHealth) and, per driver,
     // the CSINode's status.storageHealth (nodeinfomanager UpdateCSINodeStorageHealth).
     out["podStatus"] = {{"volumeHealth", pod_health}};

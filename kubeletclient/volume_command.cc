@@ -127,8 +127,11 @@ void ReportOutcome(const VolumeOutcome& volume, json* entry) {
       status["capacity"] = {{"storage", update.capacity->String()}};
     }
     if (!conditions.empty()) status["conditions"] = conditions;
-    if (update.resize_status.has_value() && !update.resize_status->empty()) {
-      status["allocatedResourceStatuses"] = {{"storage", *update.resize_status}};
+    // Expansion recovery: the resize status kubelet leaves ({} when it removed it).
+    if (update.resize_status.has_value()) {
+      status["allocatedResourceStatuses"] =
+          update.resize_status->empty() ? json::object()
+                                        : json{{"storage", *update.resize_status}};
     }
     (*entry)["claimStatus"] = {{"claim", update.claim}, {"status", status}};
     if (!update.patches.empty()) (*entry)["claimStatus"]["patches"] = update.patches;

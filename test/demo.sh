@@ -36,6 +36,10 @@ for volume in report.get("volumes", []):
         request = json.dumps(call["request"], sort_keys=True)
         print("    " + call["method"] + ("" if request == "{}" else " " + request))
     host(float("inf"))
+    for call in volume.get("deviceCalls", []):
+        request = json.dumps(call["request"], sort_keys=True)
+        print("    (once every volume is out of the pod) " + call["method"] +
+              ("" if request == "{}" else " " + request))
     for note in volume.get("notes", []):
         print("    (" + note + ")")
     if "claimStatus" in volume:
@@ -258,10 +262,10 @@ for r in json.load(sys.stdin)["rounds"]:
 '
 
 step "Tearing the volumes down in kubelet's order (kubeletclient unpublish reads vol_data.json back)"
-echo "    TearDown (NodeUnpublishVolume) for each filesystem volume; then, as no other pod on the"
-echo "    node uses the persistent volume, UnmountDevice (NodeUnstageVolume) and its device"
-echo "    directory goes. The block volume: the loop device, the link and the bind mount, then"
-echo "    UnmapPodDevice (NodeUnpublishVolume) and TearDownDevice (NodeUnstageVolume)."
+echo "    As kubelet's reconciler: every volume out of the pod first (TearDown: NodeUnpublishVolume;"
+echo "    the block volume: the loop device, the link and the bind mount, then UnmapPodDevice:"
+echo "    NodeUnpublishVolume), then, as no other pod on the node uses them, the devices"
+echo "    (UnmountDevice and TearDownDevice: NodeUnstageVolume), and the device directory goes."
 "$bin/kubeletclient/kubeletclient" unpublish --pod=test/demo/pod.yaml \
   --plugin-registry-dir="$registry" --root-dir="$work/kubelet" 2>/dev/null | calls
 [ ! -e "$pod_dir/pod-info" ] && [ ! -e "$pod_dir/pv-demo-data" ] && [ ! -e "$device_dir" ] &&

@@ -315,12 +315,16 @@ absl::StatusOr<int64_t> CsiNodeClient::NodeExpandVolume(const std::string& handl
   if (handle.empty()) return absl::InvalidArgumentError("missing volume id");
   if (volume_path.empty()) return absl::InvalidArgumentError("missing volume path");
   if (new_size < 0) return absl::InvalidArgumentError("size can not be less than 0");
+  // getNodeV1AccessModeMapper: a NodeGetCapabilities of its own, in every release (v1.26.15 to
+  // v1.37.2 csi_client.go NodeExpandVolume); found by the goldens of test/kubelet-goldens.
+  absl::StatusOr<bool> multi_writer = NodeSupportsCapability(RpcType::SINGLE_NODE_MULTI_WRITER);
+  if (!multi_writer.ok()) return multi_writer.status();
   csi::v1::NodeExpandVolumeRequest request;
   request.set_volume_id(handle);
   request.set_volume_path(volume_path);
   request.mutable_capacity_range()->set_required_bytes(new_size);
   auto* cap = request.mutable_volume_capability();
-  cap->mutable_access_mode()->set_mode(CsiAccessMode(capability.access_mode, false));
+  cap->mutable_access_mode()->set_mode(CsiAccessMode(capability.access_mode, *multi_writer));
   request.mutable_secrets()->insert(secrets.begin(), secrets.end());
   if (!staging_path.empty()) request.set_staging_target_path(staging_path);
   if (capability.block) {

@@ -309,40 +309,98 @@ absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root
   return plans;
 }
 
+namespace {
+
+// The driver's endpoint for `plan`, or why there is none (as kubelet's newCsiDriverClient).
+absl::StatusOr<std::string> EndpointFor(const UnpublishPlan& plan,
+                                        const DriverRegistry::Snapshot& drivers) {
+  auto registered = drivers.find(plan.volume.driver);
+  if (registered == drivers.end()) {
+    return absl::NotFoundError(absl::StrCat("driver name ", plan.volume.driver,
+                                            " not found in the list of registered CSI drivers"));
+  }
+  return registered->second.endpoint;
+}
+
+std::string SpecName(const UnpublishPlan& plan) {
+  auto spec_name = plan.volume.data.find(kVolDataSpecVolId);
+  return spec_name == plan.volume.data.end() ? plan.spec_name : spec_name->second;
+}
+
+}  // namespace
+
+bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
+                      const NodeOptions& options, VolumeOutcome* outcome) {
+  absl::StatusOr<std::string> endpoint = EndpointFor(plan, drivers);
+  if (!endpoint.ok()) {
+    outcome->status = endpoint.status();
+    return false;
+  }
+  CsiNodeClient client(*endpoint, options.timeout, &outcome->calls);
+  if (plan.block.has_value()) {
+    // The PV's name is the entry's (checked by BlockPathsFor): it names the link and the paths.
+    VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome->host_steps,
+                              [outcome] { return outcome->calls.size(); });
+    if (absl::Status s = UnmapBlockVolume(&handler, plan.block->global_map,
+                                          plan.block->pod_map_dir, plan.spec_name, plan.pod_uid);
+        !s.ok()) {
+      outcome->status = OperationFailed("UnmapVolume.UnmapBlockVolume", plan.spec_name, s);
+      return false;
+    }
+    outcome->status = UnmapPodDevice(*plan.block, plan.volume.handle, plan.spec_name, &client);
+    if (!outcome->status.ok()) return false;
+    if (MappedByOtherPods(options.root_dir, plan.spec_name, plan.pod_uid)) {
+      outcome->notes.push_back("UnmapDevice skipped: another pod on this node maps the volume");
+      return false;
+    }
+    return true;
+  }
+  outcome->status = TearDown(plan.paths, plan.volume, SpecName(plan), &client);
+  if (!outcome->status.ok()) return false;
+  auto mode = plan.volume.data.find(kVolDataLifecycleMode);
+  if (mode == plan.volume.data.end() || mode->second != "Persistent") return false;
+  if (UsedByOtherPods(options.root_dir, plan.volume.driver, plan.volume.handle, plan.pod_uid)) {
+    outcome->notes.push_back("UnmountDevice skipped: another pod on this node uses the volume");
+    return false;
+  }
+  return true;
+}
+
+void UnpublishDevice(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
+                     const NodeOptions& options, VolumeOutcome* outcome) {
+  absl::StatusOr<std::string> endpoint = EndpointFor(plan, drivers);
+  if (!endpoint.ok()) {
+    outcome->status = endpoint.status();
+    return;
+  }
+  CsiNodeClient client(*endpoint, options.timeout, &outcome->calls);
+  if (plan.block.has_value()) {
+    VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome->host_steps,
+                              [outcome] { return outcome->calls.size(); });
+    outcome->status = UnmapBlockDevice(*plan.block, plan.volume.handle, plan.spec_name, &client,
+                                       &handler, &outcome->notes);
+    return;
+  }
+  absl::StatusOr<DevicePaths> device =
+      DevicePathsFor(options.root_dir, plan.volume.driver, plan.volume.handle);
+  outcome->status = device.ok() ? UnmountDevice(*device, SpecName(plan), &client) : device.status();
+}
+
 VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                               const NodeOptions& options) {
   VolumeOutcome outcome;
-  const VolumeRef& volume = plan.volume;
-  auto registered = drivers.find(volume.driver);
-  if (registered == drivers.end()) {
-    outcome.status = absl::NotFoundError(absl::StrCat(
-        "driver name ", volume.driver, " not found in the list of registered CSI drivers"));
-    return outcome;
+  if (UnpublishFromPod(plan, drivers, options, &outcome)) {
+    VolumeOutcome device;
+    UnpublishDevice(plan, drivers, options, &device);
+    const size_t before = outcome.calls.size();
+    for (HostStep step : device.host_steps) {
+      step.after_calls += before;
+      outcome.host_steps.push_back(step);
+    }
+    outcome.calls.insert(outcome.calls.end(), device.calls.begin(), device.calls.end());
+    outcome.notes.insert(outcome.notes.end(), device.notes.begin(), device.notes.end());
+    outcome.status = device.status;
   }
-  CsiNodeClient client(registered->second.endpoint, options.timeout, &outcome.calls);
-  auto spec_name = volume.data.find(kVolDataSpecVolId);
-  const std::string name =
-      spec_name == volume.data.end() ? plan.spec_name : spec_name->second;
-  if (plan.block.has_value()) {
-    // The PV's name is the entry's (checked by BlockPathsFor): it names the link and the paths.
-    VolumePathHandler handler(options.change_host, options.host_skip_reason, &outcome.host_steps,
-                            [&outcome] { return outcome.calls.size(); });
-    outcome.status = UnmapBlockVolumeOfPod(*plan.block, plan.pod_uid, volume.handle,
-                                           plan.spec_name, options, &client, &handler,
-                                           &outcome.notes);
-    return outcome;
-  }
-  outcome.status = TearDown(plan.paths, volume, name, &client);
-  if (!outcome.status.ok()) return outcome;
-  auto mode = volume.data.find(kVolDataLifecycleMode);
-  if (mode == volume.data.end() || mode->second != "Persistent") return outcome;
-  if (UsedByOtherPods(options.root_dir, volume.driver, volume.handle, plan.pod_uid)) {
-    outcome.notes.push_back("UnmountDevice skipped: another pod on this node uses the volume");
-    return outcome;
-  }
-  absl::StatusOr<DevicePaths> device =
-      DevicePathsFor(options.root_dir, volume.driver, volume.handle);
-  outcome.status = device.ok() ? UnmountDevice(*device, name, &client) : device.status();
   return outcome;
 }
 

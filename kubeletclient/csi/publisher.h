@@ -90,8 +90,17 @@ struct UnpublishPlan {
 absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root_dir,
                                                          const std::string& pod_uid);
 
-// TearDown, then UnmountDevice of a persistent volume no other pod on this node uses; or the
-// block sequence above.
+// The two halves of kubelet's teardown, which its reconciler runs in two passes over every
+// volume (reconciler.go reconcile: unmountVolumes, then unmountDetachDevices):
+//  - UnpublishFromPod: TearDown (filesystem), or UnmapBlockVolume and UnmapPodDevice (block);
+//    true when the device's teardown is due (a persistent volume no other pod on the node uses);
+//  - UnpublishDevice: UnmountDevice (filesystem), or UnmapDevice (TearDownDevice, block).
+bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
+                      const NodeOptions& options, VolumeOutcome* outcome);
+void UnpublishDevice(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
+                     const NodeOptions& options, VolumeOutcome* outcome);
+
+// Both halves of one volume, one after the other (a pod with one volume).
 VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                               const NodeOptions& options);
 

@@ -17,6 +17,13 @@
       `kubeletclient watch` wrote for the same driver: DRIVER's CSINode entry, its
       csi.volume.kubernetes.io/nodeid annotation entry and its topology labels.
 
+--keep-periodic keeps what kubelet does on its own period (volume stats, volume health) in the
+record: for a record whose window holds exactly a stats phase (test/kubelet-goldens). The
+predicted calls are every volume's "calls" in order (each round's, for a republish report), then
+every volume's "deviceCalls" (unpublish: kubelet's reconciler tears every volume out of the pod
+before it unmounts any device), then every volume's "healthCalls", then each
+"storageHealthProbes" entry's calls.
+
 --explained 'NodePublishVolume.volume_context-=KEY,KEY:REASON' names a known difference: those
 volume-context keys are in kubeletclient's NodePublishVolume only. They are taken out before the
 calls are compared, and REASON is printed.
@@ -52,7 +59,7 @@ def read_record(path, first, last):
     return calls
 
 
-def kubelet_volume_calls(recorded):
+def kubelet_volume_calls(recorded, keep_periodic=False):
     """The record without what is not a volume operation of the pod: returns (kept, left_out).
 
     - NodeGetVolumeStats and the NodeGetCapabilities before it: kubelet's volume stats
@@ -67,8 +74,12 @@ def kubelet_volume_calls(recorded):
     kept, left_out = [], []
     for call in recorded:
         method = call["method"]
-        if method == "NodeGetVolumeStats":
-            left_out.append((method, "kubelet's volume stats (csi_metrics.go GetMetrics), not this phase's"))
+        if keep_periodic and method in ("NodeGetVolumeStats", "NodeGetVolumeHealth",
+                                        "NodeGetStorageHealth"):
+            kept.append(call)
+        elif method in ("NodeGetVolumeStats", "NodeGetVolumeHealth", "NodeGetStorageHealth"):
+            left_out.append((method, "kubelet's volume stats or health (csi_metrics.go GetMetrics, "
+                                     "volumehealth/manager.go), on its own period, not this phase's"))
             for i in range(len(kept) - 1, -1, -1):
                 if kept[i]["method"] == "NodeGetCapabilities":
                     kept.pop(i)
@@ -81,6 +92,24 @@ def kubelet_volume_calls(recorded):
         else:
             kept.append(call)
     return kept, left_out
+
+
+def storage_health_last(calls):
+    """`calls` with each NodeGetStorageHealth, and the NodeGetCapabilities nearest before it, moved
+    to the end: kubelet 1.37's volume health manager runs probeVolumeHealth and
+    probeStorageHealth concurrently (volumehealth/manager.go reconcile), so how the two
+    interleave is not kubelet's to decide. NodeGetCapabilities requests are all the same, so
+    which one moves does not change what is compared."""
+    calls = list(calls)
+    moved = []
+    while any(c["method"] == "NodeGetStorageHealth" for c in calls):
+        i = next(i for i, c in enumerate(calls) if c["method"] == "NodeGetStorageHealth")
+        storage = calls.pop(i)
+        caps = [j for j in range(i) if calls[j]["method"] == "NodeGetCapabilities"]
+        if caps:
+            moved.append(calls.pop(caps[-1]))
+        moved.append(storage)
+    return calls + moved
 
 
 def parse_explained(specs):
@@ -103,20 +132,28 @@ def compare_calls(argv):
     case, phase, record, first, last, report_path, scratch = argv[:7]
     rest = argv[7:]
     specs = []
+    keep_periodic = False
     while rest:
         if rest[0] == "--explained" and len(rest) > 1:
             specs.append(rest[1])
             rest = rest[2:]
+        elif rest[0] == "--keep-periodic":
+            keep_periodic = True
+            rest = rest[1:]
         else:
             sys.exit(f"unknown argument {rest[0]}")
     explained = parse_explained(specs)
 
-    recorded, left_out = kubelet_volume_calls(read_record(record, int(first), int(last)))
+    recorded, left_out = kubelet_volume_calls(read_record(record, int(first), int(last)),
+                                              keep_periodic)
     with open(report_path, encoding="utf-8") as f:
         report = json.load(f)
     label = f"{case} {phase}"
     predicted, unhandled = [], 0
-    for volume in report.get("volumes", []):
+    volumes = report.get("volumes", [])
+    for round_ in report.get("rounds", []):
+        volumes = volumes + round_.get("volumes", [])
+    for volume in volumes:
         if "skipped" in volume:  # not the CSI plugin's (as in kubelet): no calls either side
             print(f"{label}: volume {volume.get('volume')} skipped by kubeletclient: {volume['skipped']}")
         elif "calls" not in volume:
@@ -125,6 +162,11 @@ def compare_calls(argv):
             unhandled += 1
         else:
             predicted.extend(normalise(volume["calls"], scratch))
+    for key in ("deviceCalls", "healthCalls"):
+        for volume in volumes:
+            predicted.extend(normalise(volume.get(key, []), scratch))
+    for probe in report.get("storageHealthProbes", []):
+        predicted.extend(normalise(probe.get("calls", []), scratch))
     for method, why in left_out:
         print(f"{label}: left out of the record: {method}: {why}")
 
@@ -144,6 +186,8 @@ def compare_calls(argv):
     for note in notes:
         print(f"{label}: explained difference: {note}")
 
+    if keep_periodic:
+        recorded, predicted = storage_health_last(recorded), storage_health_last(predicted)
     real_lines = [one_line(c) for c in recorded]
     predicted_lines = [one_line(c) for c in predicted]
     if not real_lines and not predicted_lines:

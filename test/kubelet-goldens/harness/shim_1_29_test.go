@@ -1,0 +1,89 @@
+//go:build kube_1_29
+
+// The calls whose signatures differ between the releases read, as k8s.io/kubernetes v1.29 has them.
+package goldens
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	csitrans "k8s.io/csi-translation-lib"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/kubelet/config"
+	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
+	"k8s.io/kubernetes/pkg/kubelet/volumemanager/cache"
+	"k8s.io/kubernetes/pkg/kubelet/volumemanager/populator"
+	"k8s.io/kubernetes/pkg/volume"
+	"k8s.io/kubernetes/pkg/volume/csimigration"
+	"k8s.io/kubernetes/pkg/volume/util"
+	"k8s.io/kubernetes/pkg/volume/util/operationexecutor"
+	volumetypes "k8s.io/kubernetes/pkg/volume/util/types"
+)
+
+const shimRelease = "1.29"
+
+func newPopulator(h *harness) populator.DesiredStateOfWorldPopulator {
+	translator := csitrans.New()
+	// 1.29's populator also takes the container runtime (kept, never called) and
+	// keepTerminatedPodVolumes (kubelet's default: false).
+	return populator.NewDesiredStateOfWorldPopulator(h.client, loopPeriod, h.pods, h.pods, h.dsw, h.asw,
+		nil, false, csimigration.NewPluginManager(translator, utilfeature.DefaultFeatureGate), translator, h.plugMgr)
+}
+
+func runPopulator(ctx context.Context, p populator.DesiredStateOfWorldPopulator, sr config.SourcesReady) {
+	p.Run(sr, ctx.Done())
+}
+
+func runPluginManager(ctx context.Context, pm pluginmanager.PluginManager, sr config.SourcesReady) {
+	pm.Run(sr, ctx.Done())
+}
+
+func outerNames(v operationexecutor.VolumeToMount) []string { return []string{v.OuterVolumeSpecName} }
+
+func podExistsInVolume(asw cache.ActualStateOfWorld, pod volumetypes.UniquePodName, name v1.UniqueVolumeName, size resource.Quantity, label string) (bool, string, error) {
+	return asw.PodExistsInVolume(pod, name, size, label)
+}
+
+func addPodToVolume(dsw cache.DesiredStateOfWorld, podName volumetypes.UniquePodName, pod *v1.Pod, spec *volume.Spec, outer, gid string, contexts []*v1.SELinuxOptions) (v1.UniqueVolumeName, error) {
+	return dsw.AddPodToVolume(podName, pod, spec, outer, gid, contexts)
+}
+
+func updatePVSize(dsw cache.DesiredStateOfWorld, name v1.UniqueVolumeName, q resource.Quantity) {
+	dsw.UpdatePersistentVolumeSize(name, &q)
+}
+
+func initClaimSize(asw cache.ActualStateOfWorld, name v1.UniqueVolumeName, q resource.Quantity) {
+	asw.InitializeClaimSize(klog.Background(), name, &q)
+}
+
+func podSELinuxContexts(pod *v1.Pod) map[string][]*v1.SELinuxOptions {
+	_, _, contexts := util.GetPodVolumeNames(pod)
+	return contexts
+}
+
+func dswPodExistsInVolume(dsw cache.DesiredStateOfWorld, pod volumetypes.UniquePodName, name v1.UniqueVolumeName, seLinux string) bool {
+	return dsw.PodExistsInVolume(pod, name, seLinux)
+}
+
+func dswVolumeExists(dsw cache.DesiredStateOfWorld, name v1.UniqueVolumeName, seLinux string) bool {
+	return dsw.VolumeExists(name, seLinux)
+}
+
+// The volume condition, read from NodeGetVolumeStats when CSIVolumeHealth is on.
+func metricsHealth(m *volume.Metrics) string {
+	s := ""
+	if m.Abnormal != nil {
+		s += fmt.Sprintf(" abnormal %v", *m.Abnormal)
+	}
+	if m.Message != nil {
+		s += fmt.Sprintf(" message %q", *m.Message)
+	}
+	return s
+}
+
+// probeHealth: this release has no volume health manager (NodeGetVolumeHealth /
+// NodeGetStorageHealth came with 1.37).
+func probeHealth(h *harness) string { return "" }
