@@ -101,6 +101,59 @@ class CompareCalls(unittest.TestCase):
                                extra=explained)
         self.assertEqual(code, 1, out)
 
+    def report_calls(self, recorded, report, extra=()):
+        record = self.write("calls.jsonl", "".join(json.dumps(c) + "\n" for c in recorded))
+        path = self.write("report.json", json.dumps(report))
+        run = subprocess.run([sys.executable, SCRIPT, "calls", "case", "phase", record, "0",
+                              str(len(recorded)), path, SCRATCH, *extra],
+                             capture_output=True, text=True)
+        return run.returncode, run.stdout + run.stderr
+
+    def test_kept_periodic_calls_are_compared_and_storage_health_may_come_first(self):
+        stats = {"method": "NodeGetVolumeStats", "request": {"volume_id": "v", "volume_path": "/p"}}
+        health = {"method": "NodeGetVolumeHealth", "request": {"volume_id": "v"}}
+        storage = {"method": "NodeGetStorageHealth", "request": {}}
+        report = {"volumes": [{"volume": "data", "calls": [CAPS, stats],
+                               "healthCalls": [CAPS, health]}],
+                  "storageHealthProbes": [{"driver": "d", "calls": [CAPS, storage]}]}
+        # kubelet's two health probes run concurrently: the storage one may come first.
+        code, out = self.report_calls([CAPS, stats, CAPS, storage, CAPS, health], report,
+                                      ["--keep-periodic"])
+        self.assertEqual(code, 0, out)
+        self.assertIn("SAME: 6 requests", out)
+        # ... but a missing health call is a difference, and without --keep-periodic the record's
+        # periodic calls are left out, so the report's are extra.
+        code, out = self.report_calls([CAPS, stats, CAPS, storage], report, ["--keep-periodic"])
+        self.assertEqual(code, 1, out)
+        code, out = self.report_calls([CAPS, stats, CAPS, storage, CAPS, health], report)
+        self.assertEqual(code, 1, out)
+        self.assertIn("left out of the record: NodeGetVolumeHealth", out)
+
+    def test_device_calls_come_after_every_volumes_calls(self):
+        unpublish = lambda v: {"method": "NodeUnpublishVolume", "request": {"volume_id": v}}
+        unstage = lambda v: {"method": "NodeUnstageVolume", "request": {"volume_id": v}}
+        report = {"volumes": [{"volumeDir": "a", "calls": [unpublish("a")],
+                               "deviceCalls": [CAPS, unstage("a")]},
+                              {"volumeDir": "b", "calls": [unpublish("b")],
+                               "deviceCalls": [CAPS, unstage("b")]}]}
+        code, out = self.report_calls([unpublish("a"), unpublish("b"), CAPS, unstage("a"), CAPS,
+                                       unstage("b")], report)
+        self.assertEqual(code, 0, out)
+        code, out = self.report_calls([unpublish("a"), CAPS, unstage("a"), unpublish("b"), CAPS,
+                                       unstage("b")], report)
+        self.assertEqual(code, 1, out)
+
+    def test_a_republish_reports_rounds(self):
+        report = {"rounds": [{"round": 1, "volumes": [{"volume": "data",
+                                                       "calls": [CAPS, publish(SCRATCH)]}]},
+                             {"round": 2, "volumes": [{"volume": "data",
+                                                       "calls": [CAPS, publish(SCRATCH)]}]}]}
+        real = [CAPS, publish("/var/lib/kubelet")]
+        code, out = self.report_calls(real + real, report)
+        self.assertEqual(code, 0, out)
+        code, out = self.report_calls(real, report)
+        self.assertEqual(code, 1, out)
+
     def test_nothing_on_either_side_is_not_a_pass(self):
         code, out = self.calls([CAPS], [], first=1)
         self.assertEqual(code, 1, out)
