@@ -16,6 +16,24 @@ from kubernetes import client
 
 API = client.ApiClient()
 
+# Fields the API gained after the models Debian ships (python3-kubernetes 22.6.0, Kubernetes
+# 1.22), with the release that added them and their value type: known, so that they are checked
+# like any other and a misspelling of them is still an error.
+NEWER_FIELDS = {
+    "V1CSIDriverSpec": {
+        "seLinuxMount": "bool",                          # 1.25 (GA 1.32)
+        "nodeAllocatableUpdatePeriodSeconds": "int",     # 1.33
+        "serviceAccountTokenInSecrets": "bool",          # 1.35
+    },
+    "V1PodSecurityContext": {
+        "seLinuxChangePolicy": "str",                    # 1.32
+    },
+    "V1PersistentVolumeClaimStatus": {
+        "allocatedResources": "dict(str, str)",          # 1.23 (alpha), 1.32 (beta)
+        "allocatedResourceStatuses": "dict(str, str)",   # 1.28
+    },
+}
+
 
 def check(value, type_name, path, errors):
     """Appends to errors every way `value` does not fit the OpenAPI type `type_name`."""
@@ -63,12 +81,39 @@ def check(value, type_name, path, errors):
         errors.append(f"{path}: must be an object ({type_name})")
         return
     by_json_name = {json: attr for attr, json in model.attribute_map.items()}
+    newer = NEWER_FIELDS.get(type_name, {})
     for key, item in value.items():
         attr = by_json_name.get(key)
+        if attr is None and key in newer:
+            check(item, newer[key], f"{path}.{key}" if path else key, errors)
+            continue
         if attr is None:
             errors.append(f"{path}.{key}: unknown field of {type_name}")
             continue
         check(item, model.openapi_types[attr], f"{path}.{key}" if path else key, errors)
+
+
+def without_newer_fields(value, type_name):
+    """`value` without NEWER_FIELDS (checked already), for the models' own deserialisation, which
+    knows nothing of them."""
+    if not isinstance(value, dict):
+        return value
+    model = getattr(client.models, type_name, None)
+    if model is None:
+        return value
+    newer = NEWER_FIELDS.get(type_name, {})
+    out = {}
+    for key, item in value.items():
+        if key in newer:
+            continue
+        attr = {json: attr for attr, json in model.attribute_map.items()}.get(key)
+        sub = model.openapi_types.get(attr, "") if attr else ""
+        m = re.fullmatch(r"list\[(.*)\]", sub)
+        if m and isinstance(item, list):
+            out[key] = [without_newer_fields(i, m.group(1)) for i in item]
+        else:
+            out[key] = without_newer_fields(item, sub)
+    return out
 
 
 def model_name(api_version, kind):
@@ -97,7 +142,7 @@ def validate(path):
         errors += [f"{path}: {name}: {e}" for e in found]
         if not found:
             try:  # required fields and enums: the models' own validation
-                API._ApiClient__deserialize(doc, type_name)
+                API._ApiClient__deserialize(without_newer_fields(doc, type_name), type_name)
             except ValueError as e:
                 errors.append(f"{path}: {name}: {e}")
     return errors
