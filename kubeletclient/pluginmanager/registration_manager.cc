@@ -94,11 +94,15 @@ void RegistrationManager::Work(const std::string& path) {
       if (result.status.ok()) {
         after.backoff = absl::ZeroDuration();
         NDR_LOG(INFO) << "Registered plugin " << after.name << " at " << path;
-      } else if (!stopping_ && result.validated && !backoff_.retry_after_validation) {
+      } else if (!stopping_ && result.validated && result.notified.has_value() &&
+                 !backoff_.retry_after_validation) {
+        // (An attempt abandoned without a verdict, notified nothing, is tried again: it is
+        // kubeletclient's own CSIRegistration call that failed, not kubelet's registration.)
         after.settled = true;
-        NDR_LOG(WARNING) << "Registration of " << path << " failed after validation: " << result.status.message()
-                         << "; kubelet before 1.36.1 keeps the plugin in its actual state and does "
-                            "not retry until the socket is created again";
+        NDR_LOG(WARNING) << "Registration of " << path
+                         << " failed after validation: " << result.status.message()
+                         << "; kubelet before 1.36.1 keeps the plugin in its actual state and "
+                            "does not retry until the socket is created again";
       } else if (!stopping_) {
         after.backoff = after.backoff == absl::ZeroDuration()
                             ? backoff_.initial

@@ -41,13 +41,13 @@ fi
 minor=${BASH_REMATCH[1]}
 staging_version="v0.${minor}.${BASH_REMATCH[2]}"
 # One harness source; the few calls whose signatures changed between releases are in
-# harness/shim_*_test.go, picked by build tag.
-case $minor in
-  29) tag=kube_1_29 ;;
-  34) tag=kube_1_34 ;;
-  37) tag=kube_1_37 ;;
-  *) echo "record.sh: no shim for 1.$minor (harness/shim_*_test.go has 1.29, 1.34, 1.37)" >&2; exit 2 ;;
-esac
+# harness/shim_*_test.go, each for a range of minors (its //go:build line lists them), picked by
+# the tag kube_1_<minor>.
+tag=kube_1_$minor
+if ! grep -lqE "^//go:build .*\b$tag\b" "$here"/harness/shim_1_*_test.go; then
+  echo "record.sh: no shim for 1.$minor (no harness/shim_1_*_test.go is built with $tag)" >&2
+  exit 2
+fi
 out=$(realpath -m "${out:-$here/$version}")
 
 go_bin=$(command -v go || echo /usr/local/go/bin/go)

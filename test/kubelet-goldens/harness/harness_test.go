@@ -47,17 +47,20 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/featuregate"
+	csitrans "k8s.io/csi-translation-lib"
 	"k8s.io/klog/v2"
 	pluginwatcherapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 	apicorev1 "k8s.io/kubernetes/pkg/apis/core/v1"
 	apistoragev1 "k8s.io/kubernetes/pkg/apis/storage/v1"
 	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
 	plugincache "k8s.io/kubernetes/pkg/kubelet/pluginmanager/cache"
+	kubepod "k8s.io/kubernetes/pkg/kubelet/pod"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/cache"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/populator"
 	"k8s.io/kubernetes/pkg/util/goroutinemap/exponentialbackoff"
 	"k8s.io/kubernetes/pkg/volume"
 	"k8s.io/kubernetes/pkg/volume/csi"
+	"k8s.io/kubernetes/pkg/volume/csimigration"
 	"k8s.io/kubernetes/pkg/volume/emptydir"
 	volumetest "k8s.io/kubernetes/pkg/volume/testing"
 	"k8s.io/kubernetes/pkg/volume/util"
@@ -651,7 +654,7 @@ func (h *harness) reconcileVolume(podVolume string) error {
 				continue
 			}
 			op, driverOp = "VerifyControllerAttachedVolume", false
-			opErr = h.oe.VerifyControllerAttachedVolume(klog.Background(), vtm.VolumeToMount, nodeName, h.asw)
+			opErr = verifyAttached(h, vtm)
 		case !mounted || cache.IsRemountRequiredError(err):
 			isRemount := cache.IsRemountRequiredError(err)
 			op = fmt.Sprintf("MountVolume(isRemount=%v)", isRemount)
@@ -880,7 +883,7 @@ func (h *harness) phaseExpand() error {
 	}
 	pvc.Spec.Resources.Requests[v1.ResourceStorage] = two
 	pvc.Status.AllocatedResources = v1.ResourceList{v1.ResourceStorage: two}
-	setNodeResizePending(pvc)
+	h.logf("PVC %s: %s", claim, setNodeResizePending(pvc))
 	if pvc, err = h.client.CoreV1().PersistentVolumeClaims(ns).Update(context.TODO(), pvc, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
@@ -1398,10 +1401,147 @@ func setNodeForHost(host volumetest.FakeVolumeHost, node *v1.Node) {
 	m.Call([]reflect.Value{reflect.ValueOf(node)})
 }
 
-func setNodeResizePending(pvc *v1.PersistentVolumeClaim) {
-	pvc.Status.AllocatedResourceStatuses = map[v1.ResourceName]v1.ClaimResourceStatus{
-		v1.ResourceStorage: v1.PersistentVolumeClaimNodeResizePending,
+// setNodeResizePending: status.allocatedResourceStatuses {storage: NodeResizePending} (1.28+);
+// 1.26 and 1.27's API has instead status.resizeStatus, whose NodeExpansionPending is set.
+func setNodeResizePending(pvc *v1.PersistentVolumeClaim) string {
+	st := reflect.ValueOf(&pvc.Status).Elem()
+	if f := st.FieldByName("AllocatedResourceStatuses"); f.IsValid() {
+		m := reflect.MakeMap(f.Type())
+		m.SetMapIndex(reflect.ValueOf(v1.ResourceStorage).Convert(f.Type().Key()),
+			reflect.ValueOf("NodeResizePending").Convert(f.Type().Elem()))
+		f.Set(m)
+		return "allocatedResourceStatuses NodeResizePending"
 	}
+	if f := st.FieldByName("ResizeStatus"); f.IsValid() {
+		v := reflect.New(f.Type().Elem())
+		v.Elem().SetString("NodeExpansionPending")
+		f.Set(v)
+		return "resizeStatus NodeExpansionPending (this release's API has no allocatedResourceStatuses)"
+	}
+	return "no resize status field in this release's API"
+}
+
+// --- calls whose signatures vary, made by reflection where a shim per variant would multiply ----
+
+// callVarying calls fn (a func value or a bound method) with args, putting klog.Background() first
+// when fn's first parameter is a klog.Logger that args lack, and passing a resource.Quantity as a
+// pointer where fn takes *resource.Quantity (releases before 1.32).
+func callVarying(fn reflect.Value, args ...interface{}) []reflect.Value {
+	ft := fn.Type()
+	var in []reflect.Value
+	loggerType := reflect.TypeOf((*klog.Logger)(nil)).Elem()
+	if ft.NumIn() == len(args)+1 && ft.In(0) == loggerType {
+		in = append(in, reflect.ValueOf(klog.Background()))
+	}
+	for _, a := range args {
+		v := reflect.ValueOf(a)
+		want := ft.In(len(in))
+		if q, ok := a.(resource.Quantity); ok && want == reflect.TypeOf(&q) {
+			v = reflect.ValueOf(&q)
+		}
+		if !v.IsValid() {
+			v = reflect.Zero(want)
+		}
+		in = append(in, v)
+	}
+	return fn.Call(in)
+}
+
+func initClaimSize(asw cache.ActualStateOfWorld, name v1.UniqueVolumeName, q resource.Quantity) {
+	callVarying(reflect.ValueOf(asw).MethodByName("InitializeClaimSize"), name, q)
+}
+
+func verifyAttached(h *harness, vtm cache.VolumeToMount) error {
+	out := callVarying(reflect.ValueOf(h.oe).MethodByName("VerifyControllerAttachedVolume"),
+		vtm.VolumeToMount, types.NodeName(nodeName), h.asw)
+	if err, _ := out[0].Interface().(error); err != nil {
+		return err
+	}
+	return nil
+}
+
+// newPopulator: populator.NewDesiredStateOfWorldPopulator as kubelet's volume manager calls it, its
+// parameters filled by type (they changed in 1.27, 1.28, 1.31, 1.34): the client, the loop period
+// (and, 1.26 only, getPodStatusRetryDuration, kubelet's 2 s), the pod manager and pod state
+// provider (h.pods; 1.26 and 1.27 want kubelet's whole pod.Manager: podManager, which answers the
+// two calls the populator makes), the caches, the container runtime (nil: never called here),
+// keepTerminatedPodVolumes (to 1.30: false, kubelet's default), the CSI migration plugin manager
+// (csimigration.NewPluginManager, with the feature gate until 1.35), the translator, the plugin
+// manager.
+func newPopulator(h *harness) populator.DesiredStateOfWorldPopulator {
+	translator := csitrans.New()
+	migration := callVaryingGate(reflect.ValueOf(csimigration.NewPluginManager), translator)
+	fn := reflect.ValueOf(populator.NewDesiredStateOfWorldPopulator)
+	ft := fn.Type()
+	var in []reflect.Value
+	durations := []time.Duration{loopPeriod, 2 * time.Second}
+	for i := 0; i < ft.NumIn(); i++ {
+		t := ft.In(i)
+		var v interface{}
+		switch {
+		case t == reflect.TypeOf(time.Duration(0)):
+			v, durations = durations[0], durations[1:]
+		case t == reflect.TypeOf(false):
+			v = false
+		case reflect.TypeOf(h.client).AssignableTo(t) && t.Kind() == reflect.Interface && t.Name() == "Interface":
+			v = h.client
+		case reflect.TypeOf(h.dsw).Implements(t) && strings.Contains(t.Name(), "DesiredStateOfWorld"):
+			v = h.dsw
+		case reflect.TypeOf(h.asw).Implements(t) && strings.Contains(t.Name(), "ActualStateOfWorld"):
+			v = h.asw
+		case reflect.TypeOf(h.pods).Implements(t):
+			v = h.pods
+		case reflect.TypeOf(podManager{}).Implements(t) && strings.Contains(t.String(), "pod.Manager"):
+			v = podManager{src: h.pods}
+		case t == reflect.TypeOf(h.plugMgr):
+			v = h.plugMgr
+		case reflect.TypeOf(translator).Implements(t) && strings.Contains(t.Name(), "Translator"):
+			v = translator
+		case migration.Type().Implements(t) && t.Name() == "PluginManager":
+			in = append(in, migration)
+			continue
+		}
+		if v == nil {
+			in = append(in, reflect.Zero(t)) // the container runtime
+			continue
+		}
+		in = append(in, reflect.ValueOf(v))
+	}
+	return fn.Call(in)[0].Interface().(populator.DesiredStateOfWorldPopulator)
+}
+
+// callVaryingGate calls fn(arg) or, when it takes a feature gate too (before 1.36),
+// fn(arg, utilfeature.DefaultFeatureGate).
+func callVaryingGate(fn reflect.Value, arg interface{}) reflect.Value {
+	in := []reflect.Value{reflect.ValueOf(arg)}
+	if fn.Type().NumIn() == 2 {
+		in = append(in, reflect.ValueOf(utilfeature.DefaultFeatureGate))
+	}
+	return fn.Call(in)[0]
+}
+
+// podManager: kubelet's pod.Manager for 1.26 and 1.27's populator, which calls GetPods and
+// GetPodByUID only (anything else would panic on the nil embedded interface).
+type podManager struct {
+	kubepod.Manager
+	src *podSource
+}
+
+func (p podManager) GetPods() []*v1.Pod                        { return p.src.GetPods() }
+func (p podManager) GetPodByUID(uid types.UID) (*v1.Pod, bool) { return p.src.GetPodByUID(uid) }
+
+// metricsHealth: the volume condition of NodeGetVolumeStats (CSIVolumeHealth), in volume.Metrics
+// until 1.36 (1.37 has none: VOLUME_CONDITION is reserved in its CSI spec).
+func metricsHealth(m *volume.Metrics) string {
+	s := ""
+	mv := reflect.ValueOf(m).Elem()
+	if f := mv.FieldByName("Abnormal"); f.IsValid() && !f.IsNil() {
+		s += fmt.Sprintf(" abnormal %v", f.Elem().Interface())
+	}
+	if f := mv.FieldByName("Message"); f.IsValid() && !f.IsNil() {
+		s += fmt.Sprintf(" message %q", f.Elem().Interface())
+	}
+	return s
 }
 
 func getAttachedVolume(asw cache.ActualStateOfWorld, name v1.UniqueVolumeName) (cache.AttachedVolume, bool) {

@@ -1,37 +1,25 @@
-//go:build kube_1_29
+//go:build kube_1_26 || kube_1_27 || kube_1_28 || kube_1_29 || kube_1_30 || kube_1_31
 
-// The calls whose signatures differ between the releases read, as k8s.io/kubernetes v1.29 has them.
+// The calls whose signatures differ between the releases read, as k8s.io/kubernetes v1.26 to v1.31
+// have them (v1.29 first).
 package goldens
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	csitrans "k8s.io/csi-translation-lib"
-	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/kubelet/config"
 	"k8s.io/kubernetes/pkg/kubelet/pluginmanager"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/cache"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/populator"
 	"k8s.io/kubernetes/pkg/volume"
-	"k8s.io/kubernetes/pkg/volume/csimigration"
 	"k8s.io/kubernetes/pkg/volume/util"
 	"k8s.io/kubernetes/pkg/volume/util/operationexecutor"
 	volumetypes "k8s.io/kubernetes/pkg/volume/util/types"
 )
 
-const shimRelease = "1.29"
-
-func newPopulator(h *harness) populator.DesiredStateOfWorldPopulator {
-	translator := csitrans.New()
-	// 1.29's populator also takes the container runtime (kept, never called) and
-	// keepTerminatedPodVolumes (kubelet's default: false).
-	return populator.NewDesiredStateOfWorldPopulator(h.client, loopPeriod, h.pods, h.pods, h.dsw, h.asw,
-		nil, false, csimigration.NewPluginManager(translator, utilfeature.DefaultFeatureGate), translator, h.plugMgr)
-}
+const shimRelease = "1.26-1.31"
 
 func runPopulator(ctx context.Context, p populator.DesiredStateOfWorldPopulator, sr config.SourcesReady) {
 	p.Run(sr, ctx.Done())
@@ -55,10 +43,6 @@ func updatePVSize(dsw cache.DesiredStateOfWorld, name v1.UniqueVolumeName, q res
 	dsw.UpdatePersistentVolumeSize(name, &q)
 }
 
-func initClaimSize(asw cache.ActualStateOfWorld, name v1.UniqueVolumeName, q resource.Quantity) {
-	asw.InitializeClaimSize(klog.Background(), name, &q)
-}
-
 func podSELinuxContexts(pod *v1.Pod) map[string][]*v1.SELinuxOptions {
 	_, _, contexts := util.GetPodVolumeNames(pod)
 	return contexts
@@ -71,19 +55,3 @@ func dswPodExistsInVolume(dsw cache.DesiredStateOfWorld, pod volumetypes.UniqueP
 func dswVolumeExists(dsw cache.DesiredStateOfWorld, name v1.UniqueVolumeName, seLinux string) bool {
 	return dsw.VolumeExists(name, seLinux)
 }
-
-// The volume condition, read from NodeGetVolumeStats when CSIVolumeHealth is on.
-func metricsHealth(m *volume.Metrics) string {
-	s := ""
-	if m.Abnormal != nil {
-		s += fmt.Sprintf(" abnormal %v", *m.Abnormal)
-	}
-	if m.Message != nil {
-		s += fmt.Sprintf(" message %q", *m.Message)
-	}
-	return s
-}
-
-// probeHealth: this release has no volume health manager (NodeGetVolumeHealth /
-// NodeGetStorageHealth came with 1.37).
-func probeHealth(h *harness) string { return "" }

@@ -5,12 +5,10 @@ package goldens
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	csitrans "k8s.io/csi-translation-lib"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/kubelet/config"
@@ -18,19 +16,12 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/cache"
 	"k8s.io/kubernetes/pkg/kubelet/volumemanager/populator"
 	"k8s.io/kubernetes/pkg/volume"
-	"k8s.io/kubernetes/pkg/volume/csimigration"
 	"k8s.io/kubernetes/pkg/volume/util"
 	"k8s.io/kubernetes/pkg/volume/util/operationexecutor"
 	volumetypes "k8s.io/kubernetes/pkg/volume/util/types"
 )
 
 const shimRelease = "1.34"
-
-func newPopulator(h *harness) populator.DesiredStateOfWorldPopulator {
-	translator := csitrans.New()
-	return populator.NewDesiredStateOfWorldPopulator(h.client, loopPeriod, h.pods, h.pods, h.dsw, h.asw,
-		csimigration.NewPluginManager(translator, utilfeature.DefaultFeatureGate), translator, h.plugMgr)
-}
 
 func runPopulator(ctx context.Context, p populator.DesiredStateOfWorldPopulator, sr config.SourcesReady) {
 	p.Run(ctx, sr)
@@ -54,10 +45,6 @@ func updatePVSize(dsw cache.DesiredStateOfWorld, name v1.UniqueVolumeName, q res
 	dsw.UpdatePersistentVolumeSize(name, q)
 }
 
-func initClaimSize(asw cache.ActualStateOfWorld, name v1.UniqueVolumeName, q resource.Quantity) {
-	asw.InitializeClaimSize(klog.Background(), name, q)
-}
-
 func podSELinuxContexts(pod *v1.Pod) map[string][]*v1.SELinuxOptions {
 	_, _, contexts := util.GetPodVolumeNames(pod, utilfeature.DefaultFeatureGate.Enabled(features.SELinuxMountReadWriteOncePod))
 	return contexts
@@ -70,19 +57,3 @@ func dswPodExistsInVolume(dsw cache.DesiredStateOfWorld, pod volumetypes.UniqueP
 func dswVolumeExists(dsw cache.DesiredStateOfWorld, name v1.UniqueVolumeName, seLinux string) bool {
 	return dsw.VolumeExists(name, seLinux)
 }
-
-// The volume condition, read from NodeGetVolumeStats when CSIVolumeHealth is on.
-func metricsHealth(m *volume.Metrics) string {
-	s := ""
-	if m.Abnormal != nil {
-		s += fmt.Sprintf(" abnormal %v", *m.Abnormal)
-	}
-	if m.Message != nil {
-		s += fmt.Sprintf(" message %q", *m.Message)
-	}
-	return s
-}
-
-// probeHealth: this release has no volume health manager (NodeGetVolumeHealth /
-// NodeGetStorageHealth came with 1.37).
-func probeHealth(h *harness) string { return "" }
