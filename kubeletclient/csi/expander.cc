@@ -119,8 +119,13 @@ ExpansionOutcome RecoveryNodeExpand(const VolumePlan& plan, const ObjectSet& obj
                                     const std::string& failure_prefix, CsiNodeClient* client) {
   ExpansionOutcome outcome;
   const PersistentVolumeClaim& claim = *plan.claim_object;
-  const int64_t new_size = claim.allocated.has_value() ? claim.allocated->value() : 0;
-  const Quantity new_quantity = claim.allocated.value_or(Quantity());
+  // The size: the claim's status.allocatedResources from 1.32 (nodeExpandVolume,
+  // expandVolumeDuringMount set rsOpts.NewSize from it, v1.32.2 on); before, the NodeExpander
+  // takes the PV's capacity, as the legacy path does (v1.31.14, measured by the goldens).
+  const bool allocated_size = options.release.minor >= 32;
+  const Quantity new_quantity = allocated_size ? claim.allocated.value_or(Quantity())
+                                               : plan.pv_capacity.value_or(Quantity());
+  const int64_t new_size = new_quantity.value();
   const std::string& resize_status = claim.resize_status;
   ClaimStatusUpdate update;
   update.claim = absl::StrCat(claim.ns, "/", claim.name);
@@ -129,9 +134,9 @@ ExpansionOutcome RecoveryNodeExpand(const VolumePlan& plan, const ObjectSet& obj
   update.conditions = claim.conditions;
   update.resize_status = resize_status;
   outcome.notes.push_back(absl::StrCat(
-      "expansion recovery (RecoverVolumeExpansionFailure): the size is the claim's "
-      "status.allocatedResources (",
-      claim.allocated.has_value() ? claim.allocated->String() : "none", "), its resize status ",
+      "expansion recovery (RecoverVolumeExpansionFailure): the size is ",
+      allocated_size ? "the claim's status.allocatedResources (" : "the PV's capacity (",
+      new_quantity.String(), "), the claim's resize status ",
       resize_status.empty() ? "unset" : GoQuote(resize_status)));
   const bool already_updated = ClaimCapacity(plan) >= new_size && resize_status.empty();
   const bool rwx = std::find(claim.access_modes.begin(), claim.access_modes.end(),

@@ -15,8 +15,9 @@
 // allocatedResourceStatuses on, with RecoverVolumeExpansionFailure on (by default from v1.32;
 // from v1.31.14, v1.32.13 and v1.33.6 whenever they are written), takes the recovery path
 // instead (checkForRecoveryFromExpansion, node_expander.go NodeExpander, v1.37.2): the size is
-// status.allocatedResources, the call is made only while the resize status is NodeResizePending
-// or NodeResizeInProgress (or the claim already has the size and is ReadWriteMany), kubelet
+// status.allocatedResources from v1.32 (the PV's capacity in v1.31), the call is made only while
+// the resize status is NodeResizePending or NodeResizeInProgress (or the claim already has the
+// size and is ReadWriteMany), kubelet
 // patches NodeResizeInProgress before it and, on success, the new capacity without the status;
 // an error adds a NodeResizeError condition, and INVALID_ARGUMENT, OUT_OF_RANGE or NOT_FOUND
 // (v1.31+) mark the resize NodeResizeInfeasible.

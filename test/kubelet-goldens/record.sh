@@ -2,8 +2,16 @@
 # Records a kubelet golden: what the REAL kubelet code of one Kubernetes release sends to a CSI
 # node plugin (README.md here says how, and what is real and what is faked).
 #
-#   record.sh --kube-version=v1.37.2 [--out=DIR] [--driver-bin=PATH] [--registrar-bin=PATH]
-#             [--cache-dir=DIR] [--build-only]
+#   record.sh --kube-version=v1.37.2 [--scenario=demo|b] [--out=DIR] [--driver-bin=PATH]
+#             [--registrar-bin=PATH] [--cache-dir=DIR] [--build-only]
+#             [--replace=k8s.io/MODULE=v0.N.x ...]
+#
+# --replace names a staging module's version when the release's own is not to be had (the module
+# proxy answers 403 for k8s.io/kube-scheduler v0.31.14: v1.31.14 was recorded with v0.31.13).
+#
+# The scenario (scenarios/<name>/scenario.json: its objects, the driver's and registrar's flags,
+# the phases) is the demo's by default; its golden goes to <version>/ for the demo and to
+# <version>/<name>/ for another.
 #
 # Builds a Go test (harness/*.go, ours) in a scratch module outside the checkout,
 # CACHE_DIR/<version>/ (default /var/cache/ndr-kubelet-goldens), against k8s.io/kubernetes@<version>
@@ -17,20 +25,24 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 version=
+scenario=demo
 out=
 driver_bin=$repo/bazel-bin/test/csidriver/sample-csi-driver
 registrar_bin=$repo/bazel-bin/registrar/csi-node-driver-registrar
 cache_dir=/var/cache/ndr-kubelet-goldens
 build_only=false
+overrides=()
 for arg in "$@"; do
   case $arg in
     --kube-version=*) version=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
+    --scenario=*) scenario=${arg#*=} ;;
     --driver-bin=*) driver_bin=${arg#*=} ;;
     --registrar-bin=*) registrar_bin=${arg#*=} ;;
     --cache-dir=*) cache_dir=${arg#*=} ;;
     --build-only) build_only=true ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    --replace=*) overrides+=("${arg#*=}") ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "record.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +60,12 @@ if ! grep -lqE "^//go:build .*\b$tag\b" "$here"/harness/shim_1_*_test.go; then
   echo "record.sh: no shim for 1.$minor (no harness/shim_1_*_test.go is built with $tag)" >&2
   exit 2
 fi
-out=$(realpath -m "${out:-$here/$version}")
+scenario_dir=$here/scenarios/$scenario
+[[ -f $scenario_dir/scenario.json ]] || { echo "record.sh: no $scenario_dir/scenario.json" >&2; exit 2; }
+objects=$repo/$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["objects"])' "$scenario_dir/scenario.json")
+subdir=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["golden_subdir"])' "$scenario_dir/scenario.json")
+out=$(realpath -m "${out:-$here/$version/$subdir}")
+suffix=${subdir:+-$subdir}
 
 go_bin=$(command -v go || echo /usr/local/go/bin/go)
 [[ -x $go_bin ]] || { echo "record.sh: no Go toolchain (go on PATH or /usr/local/go/bin/go)" >&2; exit 2; }
@@ -78,14 +95,30 @@ if [[ ! -f go.mod ]] || ! grep -q "^require k8s.io/kubernetes $version\$" go.mod
   rm -f go.sum
   touch go.sum
 fi
+for o in "${overrides[@]}"; do
+  module=${o%%=*}
+  if ! grep -q "^replace $module => $module " go.mod; then
+    echo "record.sh: --replace=$o: go.mod has no replace for $module" >&2
+    exit 2
+  fi
+  sed -i "s#^replace $module => $module .*#replace $module => $module ${o#*=}#" go.mod
+  echo "record.sh: $module at ${o#*=} (--replace), not $staging_version"
+done
 rm -f ./*_test.go
 cp "$here"/harness/*_test.go .
-echo "record.sh: building the harness against k8s.io/kubernetes@$version with $("$go_bin" version | cut -d' ' -f3) in $work"
-rm -f harness.test
-if ! nice -n 19 "$go_bin" test -c -tags "$tag" -o harness.test . > build.log 2>&1; then
-  cat build.log >&2
-  echo "record.sh: build failed (build.log in $work)" >&2
-  exit 1
+# Built again only when the sources, the tag or the Go changed (harness.stamp).
+stamp=$(cat ./*_test.go go.mod | sha256sum | cut -d' ' -f1)-$tag-$("$go_bin" version | cut -d' ' -f3)
+if [[ -x harness.test && -f harness.stamp && $(cat harness.stamp) == "$stamp" ]]; then
+  echo "record.sh: harness.test in $work is up to date"
+else
+  echo "record.sh: building the harness against k8s.io/kubernetes@$version with $("$go_bin" version | cut -d' ' -f3) in $work"
+  rm -f harness.test harness.stamp
+  if ! nice -n 19 "$go_bin" test -c -tags "$tag" -o harness.test . > build.log 2>&1; then
+    cat build.log >&2
+    echo "record.sh: build failed (build.log in $work)" >&2
+    exit 1
+  fi
+  echo "$stamp" > harness.stamp
 fi
 $build_only && exit 0
 
@@ -102,15 +135,24 @@ fi
 rm -rf "$scratch"
 mkdir -p "$scratch"
 
-rm -rf "$out"
+# The demo's golden directory holds the other scenarios' (<version>/<name>/): keep those.
+if [[ -d $out ]]; then
+  for entry in "$out"/* "$out"/.[!.]*; do
+    [[ -e $entry ]] || continue
+    name=$(basename "$entry")
+    [[ -d $entry && $name != demo && -f $here/scenarios/$name/scenario.json ]] && continue
+    rm -rf "$entry"
+  done
+fi
 mkdir -p "$out"
 set +e
 KG_KUBE_VERSION=$version KG_GO_VERSION="$("$go_bin" version)" KG_OUT=$out KG_SCRATCH=$scratch \
-  KG_DRIVER_BIN=$driver_bin KG_REGISTRAR_BIN=$registrar_bin KG_OBJECTS=$repo/test/demo \
-  KG_KLOG=$work/kubelet-klog.txt \
-  ./harness.test -test.run '^TestRecordGolden$' -test.v -test.timeout 20m > "$work/harness.out" 2>&1
+  KG_DRIVER_BIN=$driver_bin KG_REGISTRAR_BIN=$registrar_bin KG_OBJECTS=$objects \
+  KG_SCENARIO=$scenario_dir \
+  KG_KLOG=$work/kubelet-klog$suffix.txt \
+  ./harness.test -test.run '^TestRecordGolden$' -test.v -test.timeout 20m > "$work/harness$suffix.out" 2>&1
 status=$?
 set -e
-grep -E '^(--- |PASS|FAIL|ok )|== phase' "$work/harness.out" | sed 's/^ *harness_test.go:[0-9]*: //'
-echo "record.sh: golden in $out (kubelet's own log: $work/kubelet-klog.txt)"
+grep -E '^(--- |PASS|FAIL|ok )|== phase' "$work/harness$suffix.out" | sed 's/^ *harness_test.go:[0-9]*: //'
+echo "record.sh: scenario $scenario: golden in $out (kubelet's own log: $work/kubelet-klog$suffix.txt)"
 exit "$status"

@@ -6,7 +6,18 @@
 # republish and unpublish (requests in order, by compare_calls.py), and kubelet's files after
 # publish and after unpublish. Needs neither Go nor a network: the goldens are committed JSON.
 #
-#   replay_test.sh [GOLDEN_DIR...]     (default: every v1.N.P directory beside this script)
+#   replay_test.sh [--scenario=NAME] [GOLDEN_DIR...]
+#       (default: every v1.N.P directory beside this script, and in each every scenario of
+#       scenarios/*/scenario.json whose golden it holds: the demo's in v1.N.P/, another's in
+#       v1.N.P/<name>/)
+#
+# Each scenario's scenario.json drives its replay: the driver's flags, the registrar's, the
+# phases in order with the kubeletclient command, its arguments and objects ("base": the golden's
+# objects/, "resized": scenarios/<name>/<resized_objects>, "expanded": the resized claim as
+# kubeletclient says kubelet leaves it), what is compared after it ("files": kubelet's files after
+# publish; "claim": the claim's status after expand; "no-files": nothing left after unpublish;
+# "dirs": the directories left under plugins/kubernetes.io/csi, against dirs-after-unpublish.txt).
+# KG_KUBELETCLIENT, KG_DRIVER and KG_REGISTRAR, when set, name the binaries to use.
 #
 # The replay's world is the golden's: the same objects (test/kubelet-goldens/<v>/objects), the
 # same driver flags, an SELinux node (--host-selinux=true; the harness used kubelet's fake
@@ -27,9 +38,9 @@ find_bin() {
   echo "replay_test: cannot find $rel (run it with bazel test //test/kubelet-goldens:replay_test)" >&2
   exit 2
 }
-kubeletclient=$(find_bin kubeletclient/kubeletclient)
-driver=$(find_bin test/csidriver/sample-csi-driver)
-registrar=$(find_bin registrar/csi-node-driver-registrar)
+kubeletclient=${KG_KUBELETCLIENT:-$(find_bin kubeletclient/kubeletclient)}
+driver=${KG_DRIVER:-$(find_bin test/csidriver/sample-csi-driver)}
+registrar=${KG_REGISTRAR:-$(find_bin registrar/csi-node-driver-registrar)}
 compare=$here/../e2e/real-node/compare_calls.py
 python=/usr/bin/python3
 
@@ -39,21 +50,38 @@ python=/usr/bin/python3
 as_release=""
 expect_differences=false
 goldens=()
+only_scenario=""
 for arg in "$@"; do
   case $arg in
     --as=*) as_release=${arg#--as=} ;;
+    --scenario=*) only_scenario=${arg#--scenario=} ;;
     --expect-differences) expect_differences=true ;;
     -*) echo "replay_test: unknown flag $arg" >&2; exit 2 ;;
     *) goldens+=("$arg") ;;
   esac
 done
 if [[ ${#goldens[@]} -eq 0 ]]; then
-  for d in "$here"/v1.*; do [[ -f $d/record.jsonl ]] && goldens+=("$d"); done
+  for d in "$here"/v1.*; do [[ -d $d ]] && goldens+=("$d"); done
 fi
 if [[ ${#goldens[@]} -eq 0 ]]; then
   echo "replay_test: no goldens found beside $here" >&2
   exit 1
 fi
+
+# The scenarios, the demo's first.
+scenarios=()
+for f in "$here"/scenarios/demo/scenario.json "$here"/scenarios/*/scenario.json; do
+  [[ -f $f ]] || continue
+  name=$(basename "$(dirname "$f")")
+  [[ -n $only_scenario && $name != "$only_scenario" ]] && continue
+  [[ " ${scenarios[*]} " == *" $name "* ]] || scenarios+=("$name")
+done
+# sc_get FIELD: a top-level field of the scenario's scenario.json (lists joined by newlines).
+sc_get() {
+  "$python" -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2], "")
+v = "\n".join(v) if isinstance(v, list) else v
+v and print(v)' "$scenario_json" "$1"
+}
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -75,13 +103,27 @@ phase() {
 lines() { [[ -f $1 ]] && wc -l <"$1" || echo 0; }
 
 replay() {
-  golden=$1
-  local version minor work
-  version=$(basename "$golden")
+  local version_dir=$1 scenario=$2
+  local version minor work label
+  scenario_json=$here/scenarios/$scenario/scenario.json
+  version=$(basename "$version_dir")
+  golden=$version_dir
+  local subdir
+  subdir=$(sc_get golden_subdir)
+  [[ -n $subdir ]] && golden=$version_dir/$subdir
+  [[ -f $golden/record.jsonl ]] || return 0
   minor=${version#v}
   minor=${minor%.*}
   [[ -n $as_release ]] && minor=$as_release
-  echo "=== $version (kubeletclient --kubelet-version=$minor)"
+  # The demo's lines are as they were before there were scenarios; another's say which.
+  label=$version
+  if [[ $scenario == demo ]]; then
+    echo "=== $version (kubeletclient --kubelet-version=$minor)"
+  else
+    label="$version $scenario"
+    echo "=== $version scenario $scenario (kubeletclient --kubelet-version=$minor)"
+  fi
+  version=$label
   work=$(mktemp -d /tmp/ndr-kg-XXXXXX)
   local pids=()
   local objects=$golden/objects
@@ -90,9 +132,11 @@ replay() {
   openssl genrsa -out "$work/sa.key" 2048 2>/dev/null ||
     { fail "$version: openssl could not make a service-account key"; return; }
 
-  "$driver" --endpoint="unix://$work/csi.sock" --nodeid=demo-node \
-    --topology=topology.sample.csi.example.com/zone=zone-a --max-volumes-per-node=8 \
-    --stage-unstage --record="$record" 2>"$work/driver.log" &
+  local driver_flags=() registrar_flags=()
+  mapfile -t driver_flags < <(sc_get driver_flags)
+  mapfile -t registrar_flags < <(sc_get registrar_flags_replay)
+  "$driver" --endpoint="unix://$work/csi.sock" "${driver_flags[@]}" \
+    --record="$record" 2>"$work/driver.log" &
   pids+=($!)
   wait_for "$version: the driver's socket" test -S "$work/csi.sock" || { kill "${pids[@]}"; return; }
 
@@ -101,7 +145,7 @@ replay() {
     --node-status-file="$work/status.json" --node-name=demo-node 2>"$work/watch.log" &
   pids+=($!)
   "$registrar" --csi-address="$work/csi.sock" --kubelet-registration-path="$work/csi.sock" \
-    --plugin-registration-path="$reg" 2>"$work/registrar.log" &
+    --plugin-registration-path="$reg" "${registrar_flags[@]}" 2>"$work/registrar.log" &
   pids+=($!)
   wait_for "$version: registration" grep -q '"sample.csi.example.com"' "$work/status.json" ||
     { kill "${pids[@]}"; return; }
@@ -132,72 +176,121 @@ EOF
     --plugin-registry-dir="$reg" --root-dir="$root" --node-name=demo-node
     --allowed-inline-drivers=sample.csi.example.com --host-selinux=true --block-host-ops=skip
     --service-account-key-file="$work/sa.key")
-  local base=$objects/csidriver.yaml,$objects/volume.yaml
-  # The resized claim and PV of the expand phase, as the harness gives them (harness_test.go
-  # resizedVolumes): spec 2Gi, PV 2Gi, status 1Gi with allocatedResources 2Gi, NodeResizePending.
-  "$python" - "$objects/volume.yaml" "$work/volume-resized.yaml" <<'EOF'
-import sys
-text = open(sys.argv[1]).read()
-text = text.replace("requests: {storage: 1Gi}", "requests: {storage: 2Gi}", 1)
-text = text.replace("\n    storage: 1Gi\n", "\n    storage: 2Gi\n", 1)
-text = text.replace("  capacity: {storage: 1Gi}\n---",
-                    "  capacity: {storage: 1Gi}\n  allocatedResources: {storage: 2Gi}\n"
-                    "  allocatedResourceStatuses: {storage: NodeResizePending}\n---", 1)
-open(sys.argv[2], "w").write(text)
-EOF
-  local resized=$objects/csidriver.yaml,$work/volume-resized.yaml
+  # The objects of each phase: the golden's (but the pod), the scenario's resized ones, and the
+  # resized claim as kubeletclient says kubelet leaves it (after "claim").
+  local base="" resized_file f
+  while read -r f; do
+    [[ $f == pod.yaml ]] && continue
+    base+=${base:+,}$objects/$f
+  done < <(sc_get object_files)
+  resized_file=$here/scenarios/$scenario/$(sc_get resized_objects)
+  # Before 1.28 the claim's resize status is status.resizeStatus (NodeExpansionPending), not
+  # allocatedResourceStatuses: the harness writes what the release's API has, and so does this.
+  if [[ ${minor#1.} -lt 28 ]]; then
+    sed 's/allocatedResourceStatuses: {storage: NodeResizePending}/resizeStatus: NodeExpansionPending/' \
+      "$resized_file" >"$work/volume-resized-$scenario.yaml"
+    resized_file=$work/volume-resized-$scenario.yaml
+  fi
+  local resized=${base/$objects\/volume.yaml/$resized_file}
+  local expanded=${base/$objects\/volume.yaml/$work\/volume-expanded.yaml}
 
   # Each phase: the command, its report, then the comparison with the golden's window.
   run_phase() {
-    local name=$1 objects_arg=$2; shift 2
+    local name=$1 objects_arg=$2 keep=$3; shift 3
     "$kubeletclient" "$@" "${common[@]}" --objects="$objects_arg" >"$work/$name.json" \
       2>"$work/$name.log"
     read -r first last < <(phase "$name")
     local extra=()
-    [[ $name == stats ]] && extra=(--keep-periodic)
+    [[ $keep == True ]] && extra=(--keep-periodic)
     "$python" "$compare" calls "$version" "$name" "$golden/record.jsonl" "$((first - 1))" \
       "$last" "$work/$name.json" "$root" "${extra[@]}" || fail "$version: $name requests"
   }
-  run_phase publish "$base" publish
-  # kubelet's files after publish (the driver's own are not compared: files-skipped.txt).
   copy_kubelet_files() {  # FROM_ROOT TO_DIR: kubelet's vol_data.json files, paths kept
     rm -rf "$2"; mkdir -p "$2"
     (cd "$1" && find . -name vol_data.json -type f) | while read -r f; do
       mkdir -p "$2/$(dirname "$f")"; cp "$1/$f" "$2/$f"
     done
   }
-  copy_kubelet_files "$root" "$work/files-after-publish"
-  "$python" "$compare" files "$version publish" "$golden/files-after-publish" \
-    "$work/files-after-publish" "$root" || fail "$version: files after publish"
-  run_phase stats "$base" stats --feature-gates=CSIVolumeHealth=true
-  run_phase expand "$resized" expand --volume=data
-  # The claim as kubeletclient says kubelet leaves it, against the real code's; the republish
-  # then sees that claim.
-  "$python" "$here/claim_after_expand.py" "$work/volume-resized.yaml" "$work/expand.json" \
-    "$golden/pvc-after-expand.json" "$work/volume-expanded.yaml" ||
-    fail "$version: the claim's status after expand"
-  run_phase republish "$objects/csidriver.yaml,$work/volume-expanded.yaml" republish
-  "$kubeletclient" unpublish --kubelet-version="$minor" --pod="$objects/pod.yaml" \
-    --plugin-registry-dir="$reg" --root-dir="$root" --block-host-ops=skip \
-    >"$work/unpublish.json" 2>"$work/unpublish.log"
-  read -r first last < <(phase unpublish)
-  "$python" "$compare" calls "$version" unpublish "$golden/record.jsonl" "$((first - 1))" "$last" \
-    "$work/unpublish.json" "$root" || fail "$version: unpublish requests"
-  local left
-  left=$(cd "$root" && find . -type f | head)
-  if [[ -n $left ]]; then
-    fail "$version: files left under kubelet's root after unpublish (the real kubelet left none): $left"
-  else
-    echo "$version unpublish files: SAME: none left"
-  fi
+  local name command objects_kind keep after args
+  while IFS=$'\t' read -r -a fields; do
+    name=${fields[0]} command=${fields[1]} objects_kind=${fields[2]} keep=${fields[3]}
+    after=${fields[4]}
+    args=("${fields[@]:5}")
+    [[ $name == registration ]] && continue
+    case $command in
+      unpublish)
+        "$kubeletclient" unpublish --kubelet-version="$minor" --pod="$objects/pod.yaml" \
+          --plugin-registry-dir="$reg" --root-dir="$root" --block-host-ops=skip "${args[@]}" \
+          >"$work/unpublish.json" 2>"$work/unpublish.log"
+        read -r first last < <(phase "$name")
+        "$python" "$compare" calls "$version" "$name" "$golden/record.jsonl" "$((first - 1))" "$last" \
+          "$work/unpublish.json" "$root" || fail "$version: $name requests"
+        ;;
+      *)
+        local objects_arg=$base
+        [[ $objects_kind == resized ]] && objects_arg=$resized
+        [[ $objects_kind == expanded ]] && objects_arg=$expanded
+        run_phase "$name" "$objects_arg" "$keep" "$command" "${args[@]}"
+        ;;
+    esac
+    local check
+    for check in ${after//,/ }; do
+      case $check in
+        files)
+          # kubelet's files after publish (the driver's own are not compared: files-skipped.txt).
+          copy_kubelet_files "$root" "$work/files-after-publish"
+          "$python" "$compare" files "$version publish" "$golden/files-after-publish" \
+            "$work/files-after-publish" "$root" || fail "$version: files after publish"
+          ;;
+        claim)
+          # The claim as kubeletclient says kubelet leaves it, against the real code's; the
+          # republish then sees that claim.
+          "$python" "$here/claim_after_expand.py" "$resized_file" "$work/expand.json" \
+            "$golden/pvc-after-expand.json" "$work/volume-expanded.yaml" ||
+            fail "$version: the claim's status after expand"
+          ;;
+        no-files)
+          local left
+          left=$(cd "$root" && find . -type f | head)
+          if [[ -n $left ]]; then
+            fail "$version: files left under kubelet's root after unpublish (the real kubelet left none): $left"
+          else
+            echo "$version unpublish files: SAME: none left"
+          fi
+          ;;
+        dirs)
+          local real_dirs our_dirs
+          real_dirs=$(cat "$golden/dirs-after-unpublish.txt" 2>/dev/null)
+          our_dirs=$(cd "$root" && [[ -d plugins/kubernetes.io/csi ]] &&
+            find plugins/kubernetes.io/csi -mindepth 1 -type d | LC_ALL=C sort)
+          real_dirs=$(LC_ALL=C sort <<<"$real_dirs")
+          if [[ $real_dirs == "$our_dirs" ]]; then
+            echo "$version unpublish dirs: SAME: ${real_dirs:-none left}" | tr '\n' ' '; echo
+          else
+            fail "$version: directories left under plugins/kubernetes.io/csi after unpublish: real kubelet [${real_dirs//$'\n'/, }]; kubeletclient [${our_dirs//$'\n'/, }]"
+          fi
+          ;;
+      esac
+    done
+  done < <("$python" -c '
+import json, sys
+for p in json.load(open(sys.argv[1]))["phases"]:
+    print("\t".join([p["phase"], p["command"], p.get("objects", "-"), str(p.get("keep_periodic", False)),
+                     ",".join(p.get("after", [])) or "-"] + p.get("args", [])))' "$scenario_json")
   kill "${pids[@]}" 2>/dev/null
   wait "${pids[@]}" 2>/dev/null
-  rm -rf "$work"
+  [[ -n ${KG_KEEP:-} ]] || rm -rf "$work"  # KG_KEEP=1 keeps it, for a look
 }
 
+replayed=0
 for g in "${goldens[@]}"; do
   [[ $g == /* ]] || [[ -d $g ]] || g=$here/$g
-  replay "$g"
+  for sc in "${scenarios[@]}"; do
+    scenario_json=$here/scenarios/$sc/scenario.json
+    sub=$(sc_get golden_subdir)
+    [[ -f $g/${sub:+$sub/}record.jsonl ]] && replayed=$((replayed + 1))
+    replay "$g" "$sc"
+  done
 done
 if $expect_differences; then
   if [[ $failures -gt 0 ]]; then

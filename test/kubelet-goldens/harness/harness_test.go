@@ -10,7 +10,8 @@
 // ordered. The few calls whose signatures differ between releases are in shim_*_test.go.
 //
 // Configuration comes from the environment (record.sh sets it): KG_OUT, KG_SCRATCH,
-// KG_DRIVER_BIN, KG_REGISTRAR_BIN, KG_OBJECTS, KG_KLOG, KG_KUBE_VERSION, KG_GO_VERSION.
+// KG_DRIVER_BIN, KG_REGISTRAR_BIN, KG_OBJECTS, KG_SCENARIO (scenarios/<name>/scenario.json: the
+// driver's and registrar's flags, the phases), KG_KLOG, KG_KUBE_VERSION, KG_GO_VERSION.
 package goldens
 
 import (
@@ -35,6 +36,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -113,12 +115,32 @@ type harness struct {
 	// CSI volumes whose publish failed; the later phases leave them out.
 	failedVols []string
 
+	sc    scenarioConfig
+	scDir string
+
 	driver    *exec.Cmd
 	registrar *exec.Cmd
 	phases    []phaseRange
 	skipped   []string
 	ctx       context.Context
 	cancel    context.CancelFunc
+}
+
+// scenarioConfig: what the harness reads of scenarios/<name>/scenario.json (replay_test.sh reads
+// the rest: the kubeletclient commands).
+type scenarioConfig struct {
+	Name        string   `json:"name"`
+	ObjectFiles []string `json:"object_files"`
+	// The driver's flags besides --endpoint and --record.
+	DriverFlags []string `json:"driver_flags"`
+	// The registrar's flags besides --csi-address, --kubelet-registration-path and
+	// --plugin-registration-path, when recording.
+	RegistrarFlagsRecord []string `json:"registrar_flags_record"`
+	ResizedObjects       string   `json:"resized_objects"`
+	Phases               []struct {
+		Phase string   `json:"phase"`
+		Args  []string `json:"args"`
+	} `json:"phases"`
 }
 
 type phaseRange struct {
@@ -191,6 +213,12 @@ func TestRecordGolden(t *testing.T) {
 		scratch: env(t, "KG_SCRATCH"),
 		pods:    &podSource{removed: map[types.UID]bool{}},
 	}
+	h.scDir = env(t, "KG_SCENARIO")
+	if data, err := os.ReadFile(filepath.Join(h.scDir, "scenario.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(data, &h.sc); err != nil {
+		t.Fatalf("%s/scenario.json: %v", h.scDir, err)
+	}
 	h.root = filepath.Join(h.scratch, "kubelet")
 	h.registry = filepath.Join(h.root, "plugins_registry")
 	h.socket = filepath.Join(h.scratch, "csi.sock")
@@ -208,22 +236,33 @@ func TestRecordGolden(t *testing.T) {
 	setUpKlog(t)
 	h.logf("kubelet golden of k8s.io/kubernetes@%s (shim %s), built with %s", h.version, shimRelease, os.Getenv("KG_GO_VERSION"))
 	h.logf("kubelet root: a scratch directory, written %s throughout this golden; registry %s; driver socket %s", goldenRoot, h.registry, h.socket)
+	h.logf("scenario %s (%s/scenario.json)", h.sc.Name, filepath.Base(h.scDir))
 	h.logf("feature gates at start (release defaults): %s", gateSummary())
 
 	defer h.stopProcesses()
 	h.setUp()
 	failed := false
-	for _, phase := range []struct {
+	runs := map[string]func() error{
+		"registration": h.phaseRegistration,
+		"publish":      h.phasePublish,
+		"stats":        h.phaseStats,
+		"expand":       h.phaseExpand,
+		"republish":    h.phaseRepublish,
+		"unpublish":    h.phaseUnpublish,
+	}
+	type phaseRun struct {
 		name string
 		run  func() error
-	}{
-		{"registration", h.phaseRegistration},
-		{"publish", h.phasePublish},
-		{"stats", h.phaseStats},
-		{"expand", h.phaseExpand},
-		{"republish", h.phaseRepublish},
-		{"unpublish", h.phaseUnpublish},
-	} {
+	}
+	var phases []phaseRun
+	for _, p := range h.sc.Phases {
+		run, ok := runs[p.Phase]
+		if !ok {
+			t.Fatalf("scenario.json: unknown phase %q", p.Phase)
+		}
+		phases = append(phases, phaseRun{p.Phase, run})
+	}
+	for _, phase := range phases {
 		if failed {
 			h.logf("== phase %s: not run (an earlier phase failed)", phase.name)
 			continue
@@ -266,7 +305,8 @@ func gateSummary() string {
 	var parts []string
 	for _, g := range []string{"SELinuxMountReadWriteOncePod", "SELinuxMount", "SELinuxChangePolicy",
 		"RecoverVolumeExpansionFailure", "CSIVolumeHealth", "MutableCSINodeAllocatableCount", "ReadWriteOncePod",
-		"CSINodeExpandSecret", "NewVolumeManagerReconstruction"} {
+		"CSINodeExpandSecret", "NewVolumeManagerReconstruction",
+		"CSIServiceAccountTokenSecrets"} {
 		if !gateKnown(g) {
 			parts = append(parts, g+"=(none)")
 			continue
@@ -292,8 +332,11 @@ func (h *harness) loadObjects() []runtime.Object {
 			"  serviceAccountName: demo-sa\n  securityContext:\n    seLinuxOptions: {level: \"s0:c1,c2\"}\n"},
 		"volume.yaml": {"", ""},
 	}
+	if h.sc.Name != "demo" {
+		edits = nil
+	}
 	var objs []runtime.Object
-	for _, name := range []string{"csidriver.yaml", "pod.yaml", "volume.yaml"} {
+	for _, name := range h.sc.ObjectFiles {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			h.t.Fatal(err)
@@ -333,6 +376,7 @@ func (h *harness) loadObjects() []runtime.Object {
 			// The API server's defaults (a PV's volumeMode, a CSIDriver's fsGroupPolicy, ...), from
 			// the release's own defaulting functions.
 			defaults.Default(obj)
+			logDecoded(h, name, doc, obj)
 			objs = append(objs, obj)
 		}
 	}
@@ -348,6 +392,39 @@ var defaults = func() *runtime.Scheme {
 	}
 	return s
 }()
+
+// logDecoded notes the fields of a CSIDriver's spec in the YAML that this release's type has not:
+// the decoding is lenient (unknown fields are dropped, as this release's API server would drop
+// them), so serviceAccountTokenInSecrets reaches only 1.35 and later.
+func logDecoded(h *harness, name string, doc []byte, obj runtime.Object) {
+	d, ok := obj.(*storagev1.CSIDriver)
+	if !ok {
+		return
+	}
+	var raw struct {
+		Spec map[string]interface{} `json:"spec"`
+	}
+	if err := utilyaml.Unmarshal(doc, &raw); err != nil {
+		return
+	}
+	known := map[string]bool{}
+	st := reflect.TypeOf(d.Spec)
+	for i := 0; i < st.NumField(); i++ {
+		known[strings.Split(st.Field(i).Tag.Get("json"), ",")[0]] = true
+	}
+	var keys []string
+	for k := range raw.Spec {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !known[k] {
+			h.logf("objects: %s: CSIDriver spec.%s is not in this release's storage/v1 type: dropped", name, k)
+		}
+	}
+	spec, _ := json.Marshal(d.Spec)
+	h.logf("objects: %s: CSIDriver %s spec as this release has it (defaults applied): %s", name, d.Name, spec)
+}
 
 func stripComments(doc []byte) []byte {
 	var b bytes.Buffer
@@ -551,9 +628,7 @@ func waitFor(timeout time.Duration, what string, cond func() (bool, error)) erro
 
 func (h *harness) phaseRegistration() error {
 	h.driver = h.start("driver", os.Getenv("KG_DRIVER_BIN"),
-		"--endpoint=unix://"+h.socket, "--nodeid="+nodeName,
-		"--topology=topology.sample.csi.example.com/zone=zone-a", "--max-volumes-per-node=8",
-		"--stage-unstage", "--record="+h.record)
+		append(append([]string{"--endpoint=unix://" + h.socket}, h.sc.DriverFlags...), "--record="+h.record)...)
 	if err := waitFor(30*time.Second, "driver socket", func() (bool, error) {
 		_, err := os.Stat(h.socket)
 		return err == nil, err
@@ -567,8 +642,8 @@ func (h *harness) phaseRegistration() error {
 	go runPluginManager(h.ctx, pm, sourcesReady{})
 	h.logf("plugin manager running, watching %s", h.registry)
 	h.registrar = h.start("registrar", os.Getenv("KG_REGISTRAR_BIN"),
-		"--csi-address="+h.socket, "--kubelet-registration-path="+h.socket,
-		"--plugin-registration-path="+h.registry, "--requires-publish-pod")
+		append([]string{"--csi-address=" + h.socket, "--kubelet-registration-path=" + h.socket,
+			"--plugin-registration-path=" + h.registry}, h.sc.RegistrarFlagsRecord...)...)
 	if err := waitFor(60*time.Second, "CSINode with the driver", func() (bool, error) {
 		cn, err := h.client.StorageV1().CSINodes().Get(context.TODO(), nodeName, metav1.GetOptions{})
 		if err != nil {
@@ -640,7 +715,7 @@ func (h *harness) reconcileVolume(podVolume string) error {
 			time.Sleep(loopPeriod)
 			continue
 		}
-		mounted, devicePath, err := podExistsInVolume(h.asw, vtm.PodName, vtm.VolumeName, vtm.DesiredPersistentVolumeSize, vtm.SELinuxLabel)
+		mounted, devicePath, err := podExistsInVolume(h.asw, vtm.PodName, vtm.VolumeName, desiredSize(vtm), vtm.SELinuxLabel)
 		vtm.DevicePath = devicePath
 		var opErr error
 		var op string
@@ -661,7 +736,7 @@ func (h *harness) reconcileVolume(podVolume string) error {
 			opErr = h.oe.MountVolume(waitForAttachTimeout, vtm.VolumeToMount, h.asw, isRemount)
 		case cache.IsFSResizeRequiredError(err):
 			current := err.(cache.FsResizeRequiredError).CurrentSize
-			op = fmt.Sprintf("ExpandInUseVolume(currentSize=%s, desired=%s)", current.String(), vtm.DesiredPersistentVolumeSize.String())
+			op = fmt.Sprintf("ExpandInUseVolume(currentSize=%s, desired=%s)", current.String(), sizeString(desiredSize(vtm)))
 			opErr = h.oe.ExpandInUseVolume(vtm.VolumeToMount, h.asw, current)
 		default:
 			h.logf("volume %s (%s): in the actual state of world as desired", podVolume, vtm.VolumeName)
@@ -681,7 +756,7 @@ func (h *harness) reconcileVolume(podVolume string) error {
 			continue
 		}
 		// Did it do what it was started for?
-		mounted2, _, err2 := podExistsInVolume(h.asw, vtm.PodName, vtm.VolumeName, vtm.DesiredPersistentVolumeSize, vtm.SELinuxLabel)
+		mounted2, _, err2 := podExistsInVolume(h.asw, vtm.PodName, vtm.VolumeName, desiredSize(vtm), vtm.SELinuxLabel)
 		if mounted2 == mounted && ((err2 == nil) == (err == nil)) && (err2 == nil || err2.Error() == err.Error()) {
 			return errGaveUp{fmt.Sprintf("volume %s: operationExecutor.%s failed (events above); not started again "+
 				"(kubelet's reconciler retries it with exponential backoff, 500 ms doubling up to 2 min 2 s, while the pod exists)", podVolume, op)}
@@ -727,7 +802,7 @@ func (h *harness) phasePublish() error {
 			pluginName = plugin.GetPluginName()
 		}
 		h.logf("desired state: volume %s -> %s (plugin %s, attachable %v, device-mountable %v, SELinuxLabel %q, desired size %s)",
-			v.Name, vtm.VolumeName, pluginName, vtm.PluginIsAttachable, vtm.PluginIsDeviceMountable, vtm.SELinuxLabel, vtm.DesiredPersistentVolumeSize.String())
+			v.Name, vtm.VolumeName, pluginName, vtm.PluginIsAttachable, vtm.PluginIsDeviceMountable, vtm.SELinuxLabel, sizeString(desiredSize(vtm)))
 		if pluginName != csi.CSIPluginName {
 			h.logf("volume %s: not the CSI plugin's; left unmounted by this harness (kubelet would mount it; it sends nothing to the driver)", v.Name)
 			continue
@@ -764,9 +839,43 @@ func (h *harness) phasePublish() error {
 			h.failedVols = append(h.failedVols, name)
 		}
 		h.settleRecord()
+		h.logOwnership(name)
 	}
 	h.copyFiles("files-after-publish")
 	return nil
+}
+
+// logOwnership: whether kubelet applied the pod's fsGroup to the volume itself
+// (volume.SetVolumeOwnership after NodePublishVolume, for a driver without VOLUME_MOUNT_GROUP and
+// a volume the CSIDriver's fsGroupPolicy lets it change): it chowns the target directory (and what
+// is in it) to the fsGroup and sets its setgid bit. Neither the fake mounter nor the fake host util
+// takes part: the directory is real, and it is what the harness reads.
+func (h *harness) logOwnership(name string) {
+	if h.pod.Spec.SecurityContext == nil || h.pod.Spec.SecurityContext.FSGroup == nil {
+		return
+	}
+	fsGroup := *h.pod.Spec.SecurityContext.FSGroup
+	for _, mv := range h.asw.GetMountedVolumesForPod(h.podName) {
+		if mv.VolumeName != h.volNames[name] || mv.Mounter == nil {
+			continue
+		}
+		dir := mv.Mounter.GetPath()
+		fi, err := os.Stat(dir)
+		if err != nil {
+			h.logf("ownership: volume %s: %v", name, err)
+			return
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		ran := int64(st.Gid) == fsGroup && fi.Mode()&os.ModeSetgid != 0
+		verdict := "SetVolumeOwnership did not run (group and setgid bit untouched)"
+		if ran {
+			verdict = fmt.Sprintf("SetVolumeOwnership ran (fsGroup %d applied by kubelet)", fsGroup)
+		}
+		h.logf("ownership: volume %s: target %s: uid %d gid %d mode %s: %s", name,
+			strings.TrimPrefix(dir, h.root+"/"), st.Uid, st.Gid, fi.Mode(), verdict)
+		return
+	}
+	h.logf("ownership: volume %s: not mounted", name)
 }
 
 func (h *harness) publishedVols() []string {
@@ -864,6 +973,9 @@ func describeMetrics(m *volume.Metrics) string {
 // --- phase 4: expand ----------------------------------------------------------------------------
 
 func (h *harness) phaseExpand() error {
+	if h.sc.Name != "demo" {
+		return h.phaseExpandFromFile()
+	}
 	const claim, pvName = "demo-data", "pv-demo-data"
 	ns := h.pod.Namespace
 	two := resource.MustParse("2Gi")
@@ -930,6 +1042,128 @@ func (h *harness) phaseExpand() error {
 	return nil
 }
 
+// phaseExpandFromFile: the expand phase of a scenario whose resized objects are a file
+// (scenario.json resized_objects): the claim of the pod volume named by the phase's --volume=
+// argument and its PV are updated to that file's (the PV's spec, the claim's spec and status),
+// then the populator's steps and the reconciler's resize branch as for the demo.
+func (h *harness) phaseExpandFromFile() error {
+	podVolName := ""
+	for _, p := range h.sc.Phases {
+		if p.Phase == "expand" {
+			for _, a := range p.Args {
+				if strings.HasPrefix(a, "--volume=") {
+					podVolName = strings.TrimPrefix(a, "--volume=")
+				}
+			}
+		}
+	}
+	var podVol *v1.Volume
+	for i := range h.pod.Spec.Volumes {
+		if h.pod.Spec.Volumes[i].Name == podVolName {
+			podVol = &h.pod.Spec.Volumes[i]
+		}
+	}
+	if podVol == nil || podVol.PersistentVolumeClaim == nil {
+		return fmt.Errorf("expand: no claim volume %q in the pod", podVolName)
+	}
+	claim, ns := podVol.PersistentVolumeClaim.ClaimName, h.pod.Namespace
+	data, err := os.ReadFile(filepath.Join(h.scDir, h.sc.ResizedObjects))
+	if err != nil {
+		return err
+	}
+	_ = os.WriteFile(filepath.Join(h.out, "objects", h.sc.ResizedObjects), data, 0644)
+	var newPVC *v1.PersistentVolumeClaim
+	var newPV *v1.PersistentVolume
+	newPVs := map[string]*v1.PersistentVolume{}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			return err
+		}
+		defaults.Default(obj)
+		switch o := obj.(type) {
+		case *v1.PersistentVolumeClaim:
+			if o.Name == claim {
+				newPVC = o
+			}
+		case *v1.PersistentVolume:
+			newPVs[o.Name] = o
+		}
+	}
+	if newPVC == nil {
+		return fmt.Errorf("expand: %s has no claim %s", h.sc.ResizedObjects, claim)
+	}
+	pvc, err := h.client.CoreV1().PersistentVolumeClaims(ns).Get(context.TODO(), claim, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pv, err := h.client.CoreV1().PersistentVolumes().Get(context.TODO(), pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	newPV = newPVs[pv.Name]
+	if newPV == nil {
+		return fmt.Errorf("expand: %s has no PV %s", h.sc.ResizedObjects, pv.Name)
+	}
+	pv.Spec = newPV.Spec
+	if _, err := h.client.CoreV1().PersistentVolumes().Update(context.TODO(), pv, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	pvc.Spec = newPVC.Spec
+	pvc.Status = newPVC.Status
+	if newPVC.Status.AllocatedResources == nil {
+		pvc.Status.AllocatedResources = nil
+	}
+	resizeNote := setNodeResizePending(pvc)
+	if pvc, err = h.client.CoreV1().PersistentVolumeClaims(ns).Update(context.TODO(), pvc, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	if _, err = h.client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(context.TODO(), pvc, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	status, _ := json.Marshal(pvc.Status)
+	h.logf("PV %s capacity %s; PVC %s/%s requests %s, status %s (%s), from %s", pv.Name, pv.Spec.Capacity.Storage().String(),
+		ns, claim, pvc.Spec.Resources.Requests.Storage().String(), status, resizeNote, h.sc.ResizedObjects)
+	pvc, err = h.client.CoreV1().PersistentVolumeClaims(ns).Get(context.TODO(), claim, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pv, err = h.client.CoreV1().PersistentVolumes().Get(context.TODO(), pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	spec := volume.NewSpecFromPersistentVolume(pv, podVol.PersistentVolumeClaim.ReadOnly)
+	gid := pv.Annotations[util.VolumeGidAnnotationKey]
+	name, err := addPodToVolume(h.dsw, h.podName, h.pod, spec, podVolName, gid, podSELinuxContexts(h.pod)[podVolName])
+	if err != nil {
+		return err
+	}
+	updatePVSize(h.dsw, name, pv.Spec.Capacity.Storage().DeepCopy())
+	initClaimSize(h.asw, name, pvc.Status.Capacity.Storage().DeepCopy())
+	h.logf("desired state: volume %s desired size %s", podVolName, pv.Spec.Capacity.Storage().String())
+	if err := h.reconcileVolume(podVolName); err != nil {
+		return err
+	}
+	pvc, err = h.client.CoreV1().PersistentVolumeClaims(ns).Get(context.TODO(), claim, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pvc.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+	h.writeJSON("pvc-after-expand.json", pvc)
+	return nil
+}
+
 // --- phase 5: republish -------------------------------------------------------------------------
 
 func (h *harness) phaseRepublish() error {
@@ -943,7 +1177,7 @@ func (h *harness) phaseRepublish() error {
 			if !ok {
 				return false, nil
 			}
-			_, _, err := podExistsInVolume(h.asw, vtm.PodName, vtm.VolumeName, vtm.DesiredPersistentVolumeSize, vtm.SELinuxLabel)
+			_, _, err := podExistsInVolume(h.asw, vtm.PodName, vtm.VolumeName, desiredSize(vtm), vtm.SELinuxLabel)
 			if !cache.IsRemountRequiredError(err) {
 				return false, fmt.Errorf("volume %s: %v", name, err)
 			}
@@ -1067,7 +1301,37 @@ func (h *harness) phaseUnpublish() error {
 		h.settleRecord()
 	}
 	h.copyFiles("files-after-unpublish")
+	h.listDirs("dirs-after-unpublish.txt")
 	return nil
+}
+
+// listDirs writes the directories left under plugins/kubernetes.io/csi (paths relative to kubelet's
+// root, one a line, sorted; an empty file if none), e.g. the empty globalmount/ that 1.34 and later
+// leave for a driver without STAGE_UNSTAGE_VOLUME.
+func (h *harness) listDirs(name string) {
+	base := filepath.Join(h.root, "plugins", "kubernetes.io", "csi")
+	var dirs []string
+	_ = filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || path == base {
+			return nil
+		}
+		rel, _ := filepath.Rel(h.root, path)
+		entries, _ := os.ReadDir(path)
+		dirs = append(dirs, rel)
+		h.logf("%s: %s left (%d entries)", name, rel, len(entries))
+		return nil
+	})
+	sort.Strings(dirs)
+	text := ""
+	for _, d := range dirs {
+		text += d + "\n"
+	}
+	if len(dirs) == 0 {
+		h.logf("%s: no directory left under plugins/kubernetes.io/csi", name)
+	}
+	if err := os.WriteFile(filepath.Join(h.out, name), []byte(text), 0644); err != nil {
+		h.t.Error(err)
+	}
 }
 
 // --- output -------------------------------------------------------------------------------------
@@ -1447,6 +1711,19 @@ func callVarying(fn reflect.Value, args ...interface{}) []reflect.Value {
 	return fn.Call(in)
 }
 
+// desiredSize: the volume's desired size, VolumeToMount.DesiredPersistentVolumeSize (1.28+;
+// PersistentVolumeSize in 1.26 and 1.27).
+func desiredSize(vtm cache.VolumeToMount) resource.Quantity {
+	v := reflect.ValueOf(vtm)
+	f := v.FieldByName("DesiredPersistentVolumeSize")
+	if !f.IsValid() {
+		f = v.FieldByName("PersistentVolumeSize")
+	}
+	return f.Interface().(resource.Quantity)
+}
+
+func sizeString(q resource.Quantity) string { return q.String() }
+
 func initClaimSize(asw cache.ActualStateOfWorld, name v1.UniqueVolumeName, q resource.Quantity) {
 	callVarying(reflect.ValueOf(asw).MethodByName("InitializeClaimSize"), name, q)
 }
@@ -1478,26 +1755,29 @@ func newPopulator(h *harness) populator.DesiredStateOfWorldPopulator {
 	for i := 0; i < ft.NumIn(); i++ {
 		t := ft.In(i)
 		var v interface{}
+		implements := func(x interface{}) bool {
+			return t.Kind() == reflect.Interface && reflect.TypeOf(x).Implements(t)
+		}
 		switch {
 		case t == reflect.TypeOf(time.Duration(0)):
 			v, durations = durations[0], durations[1:]
 		case t == reflect.TypeOf(false):
 			v = false
-		case reflect.TypeOf(h.client).AssignableTo(t) && t.Kind() == reflect.Interface && t.Name() == "Interface":
-			v = h.client
-		case reflect.TypeOf(h.dsw).Implements(t) && strings.Contains(t.Name(), "DesiredStateOfWorld"):
-			v = h.dsw
-		case reflect.TypeOf(h.asw).Implements(t) && strings.Contains(t.Name(), "ActualStateOfWorld"):
-			v = h.asw
-		case reflect.TypeOf(h.pods).Implements(t):
-			v = h.pods
-		case reflect.TypeOf(podManager{}).Implements(t) && strings.Contains(t.String(), "pod.Manager"):
-			v = podManager{src: h.pods}
 		case t == reflect.TypeOf(h.plugMgr):
 			v = h.plugMgr
-		case reflect.TypeOf(translator).Implements(t) && strings.Contains(t.Name(), "Translator"):
+		case implements(h.client) && t.Name() == "Interface":
+			v = h.client
+		case implements(h.dsw) && strings.Contains(t.Name(), "DesiredStateOfWorld"):
+			v = h.dsw
+		case implements(h.asw) && strings.Contains(t.Name(), "ActualStateOfWorld"):
+			v = h.asw
+		case implements(h.pods):
+			v = h.pods
+		case implements(podManager{}) && strings.Contains(t.String(), "pod.Manager"):
+			v = podManager{src: h.pods}
+		case implements(translator) && strings.Contains(t.Name(), "Translator"):
 			v = translator
-		case migration.Type().Implements(t) && t.Name() == "PluginManager":
+		case t == migration.Type():
 			in = append(in, migration)
 			continue
 		}
