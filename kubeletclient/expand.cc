@@ -79,7 +79,8 @@ CommandOutcome RunExpand(const PublishCommand& command, const std::string& volum
     } else if (!expansion.not_expanded.empty()) {
       entry["result"] = "not expanded: " + expansion.not_expanded;
     } else {
-      entry["result"] = absl::StrCat("expanded to ", plan.pv_capacity->String());
+      entry["result"] = absl::StrCat(
+          "expanded to ", (expansion.size.has_value() ? *expansion.size : *plan.pv_capacity).String());
     }
   }
   out["volumes"] = json::array({entry});

@@ -371,6 +371,27 @@ TEST_F(KubeletAfterMountTest, ExpansionRecoveryByRelease) {
   EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"]["conditions"][2]["type"],
             "NodeResizeError");
   driver_.Take();
+  // A failure before the call (the expand secret is missing) is not the driver's: no
+  // NodeResizeInfeasible, only the NodeResizeError condition (csi/expander.go: a plain error).
+  Objects({{"pv.yaml", Sized("2Gi", pending, "    nodeExpandSecretRef: {name: nope, namespace: shop}\n")},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  driver_.Configure({.stage = true, .expand = true});
+  ASSERT_EQ(RunReport("expand", pod_, &log, &report, {"--volume=data", "--kubelet-version=1.37"}),
+            1)
+      << log;
+  EXPECT_THAT(driver_.TakeMethods(), ElementsAreArray({"NodeGetInfo", "NodeGetCapabilities"}));
+  EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"]["allocatedResourceStatuses"],
+            json::parse(R"({"storage": "NodeResizeInProgress"})"));
+  EXPECT_EQ(report["volumes"][0]["claimStatus"]["status"]["conditions"][2]["type"],
+            "NodeResizeError");
+  // 1.26 to 1.30's alpha recovery path is not modelled: the gate is refused there.
+  ASSERT_EQ(RunReport("expand", pod_, &log, &report,
+                      {"--volume=data", "--kubelet-version=1.30",
+                       "--feature-gates=RecoverVolumeExpansionFailure=true"}),
+            1)
+      << log;
+  EXPECT_THAT(log, HasSubstr("RecoverVolumeExpansionFailure=true at kubelet 1.30: kubeletclient "
+                             "models the expansion-recovery path of kubelet 1.31 and later only"));
 }
 
 // A block volume: the publish path as volume path, the block staging path, a Block capability.

@@ -444,6 +444,15 @@ int main(int argc, char** argv) {
         return Fail(absl::StrCat("--feature-gates: ", gates.status().message(),
                                  releases.size() > 1 ? " (at kubelet " + release.Name() + ")" : ""));
       }
+      if (gates->recover_volume_expansion_failure && release.minor < 31) {
+        // 1.26 to 1.30's alpha recovery path marks the claim otherwise (resizeStatus,
+        // NodeResizeFailed); kubeletclient models 1.31's and later.
+        return Fail(absl::StrCat(
+            "--feature-gates: RecoverVolumeExpansionFailure=true at kubelet ", release.Name(),
+            ": kubeletclient models the expansion-recovery path of kubelet 1.31 and later only "
+            "(1.", release.minor, "'s alpha one marks the claim differently); give "
+            "--kubelet-version=1.31 or later, or leave the gate off"));
+      }
       if (release.minor == releases.front().minor) publish.node.feature_gates = *gates;
     }
     publish.node.release = releases.front();

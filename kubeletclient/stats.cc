@@ -204,7 +204,6 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
   const bool health = command.node.feature_gates.csi_volume_health &&
                       command.node.release.Has(ReleaseBehaviour::kVolumeHealthManager);
   json pod_health = json::array();
-  std::vector<std::pair<std::string, std::string>> health_drivers;  // name, endpoint
   std::vector<std::pair<size_t, const VolumePlan*>> health_volumes;  // index in `volumes`
   for (PlannedVolume& volume : pod_plan.volumes) {
     if (!volume.skipped.empty()) {
@@ -239,16 +238,11 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     if (command.node.feature_gates.csi_volume_health && !read_condition) {
       entry["condition"] =
           "not read: kubelet 1.37 takes no volume condition from NodeGetVolumeStats (with "
-          "CSIVolumeHealth it asks NodeGetVolumeHealth instead, which kubeletclient does not "
-          "model yet)";
+          "CSIVolumeHealth it asks NodeGetVolumeHealth instead: volumeHealth)";
     }
     absl::StatusOr<VolumeStats> stats = GetMetrics(plan, read_condition, &client, &unsupported);
     if (health) {
       health_volumes.emplace_back(volumes.size(), &plan);
-      if (std::find(health_drivers.begin(), health_drivers.end(),
-                    std::make_pair(plan.driver, plan.endpoint)) == health_drivers.end()) {
-        health_drivers.emplace_back(plan.driver, plan.endpoint);
-      }
     }
     ReportOutcome(calls, &entry);
     if (unsupported) {
@@ -283,8 +277,9 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
   }
   out["volumes"] = volumes;
   if (health) {
-    // The health manager's loop is kubelet's other one: after the stats, every volume's health
-    // in turn (each call listed with its volume as "healthCalls"), then each driver's storage.
+    // The health manager's loop is kubelet's other one (on the same period as the stats): every
+    // volume's health in turn (each call listed with its volume as "healthCalls") and, in kubelet
+    // concurrently with that, each registered driver's storage health.
     for (const auto& [index, plan] : health_volumes) {
       VolumeOutcome calls;
       CsiNodeClient client(plan->endpoint, command.node.timeout, &calls.calls);
@@ -298,7 +293,10 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     // the CSINode's status.storageHealth (nodeinfomanager UpdateCSINodeStorageHealth).
     out["podStatus"] = {{"volumeHealth", pod_health}};
     json storage = json::array();
-    for (const auto& [driver, endpoint] : health_drivers) {
+    // probeStorageHealth asks every registered driver (csi.ListRegisteredDrivers), the pod's or
+    // not.
+    for (const auto& [driver, info] : registry.All()) {
+      const std::string& endpoint = info.endpoint;
       VolumeOutcome calls;
       CsiNodeClient client(endpoint, command.node.timeout, &calls.calls);
       json entry = {{"driver", driver}};

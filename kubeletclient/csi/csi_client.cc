@@ -32,6 +32,7 @@ CsiNodeClient::CsiNodeClient(std::string endpoint, absl::Duration timeout,
     : endpoint_(std::move(endpoint)), timeout_(timeout), sent_(sent) {}
 
 void CsiNodeClient::Record(const std::string& method, const google::protobuf::Message& request) {
+  last_method_ = method;
   if (sent_ != nullptr) sent_->push_back(MakeSentCall(method, request));
 }
 

@@ -124,6 +124,10 @@ class CsiNodeClient {
   // teardown; for the four calls that set up and tear down a volume only.
   absl::Status Resend(const SentCall& call);
 
+  // Whether the last request this client sent (or tried to) was `method`: tells an RPC's own
+  // answer from a failure before it.
+  bool LastMethodIs(const std::string& method) const { return last_method_ == method; }
+
  private:
   absl::StatusOr<bool> NodeSupportsCapability(csi::v1::NodeServiceCapability::RPC::Type type);
   // getNodeV1AccessModeMapper: the capability with SINGLE_NODE_MULTI_WRITER known.
@@ -134,6 +138,7 @@ class CsiNodeClient {
   const std::string endpoint_;
   const absl::Duration timeout_;
   std::vector<SentCall>* const sent_;
+  std::string last_method_;
 };
 
 }  // namespace ndr::kubelet

@@ -53,7 +53,8 @@ bool IsResizeCondition(const std::string& type) {
 // (inUseError: it cannot expand the volume while it is published).
 absl::Status NodeExpand(const VolumePlan& plan, const ObjectSet& objects,
                         const NodeOptions& options, const std::string& pod_ns, int64_t new_size,
-                        CsiNodeClient* client, bool* in_use, bool* not_supported) {
+                        CsiNodeClient* client, bool* in_use, bool* not_supported,
+                        bool* from_driver = nullptr) {
   absl::StatusOr<bool> supported = client->NodeSupportsNodeExpand();
   if (!supported.ok()) {
     return absl::Status(supported.status().code(),
@@ -98,9 +99,13 @@ absl::Status NodeExpand(const VolumePlan& plan, const ObjectSet& objects,
   absl::StatusOr<int64_t> expanded = client->NodeExpandVolume(
       plan.handle, paths.volume_path, paths.staging_path, new_size, capability, secrets);
   if (!expanded.ok()) {
-    *in_use = absl::IsFailedPrecondition(expanded.status());
+    // The driver's own answer to NodeExpandVolume (kubelet's isInfeasibleError and
+    // isFinalError look at it alone), not a failure before the call.
+    const bool sent = client->LastMethodIs("NodeExpandVolume");
+    if (from_driver != nullptr) *from_driver = sent;
+    *in_use = sent && absl::IsFailedPrecondition(expanded.status());
     // isInfeasibleError (v1.31+): an InfeasibleError, worded without the " :".
-    if (IsInfeasibleExpandError(expanded.status()) &&
+    if (sent && IsInfeasibleExpandError(expanded.status()) &&
         options.release.Has(ReleaseBehaviour::kInfeasibleExpandErrors)) {
       return absl::Status(expanded.status().code(),
                           absl::StrCat("Expander.NodeExpand failed to expand the volume ",
@@ -161,17 +166,19 @@ ExpansionOutcome RecoveryNodeExpand(const VolumePlan& plan, const ObjectSet& obj
     update.patches.push_back("allocatedResourceStatuses.storage: NodeResizeInProgress");
   }
   outcome.requested = true;
-  bool in_use = false, not_supported = false;
-  absl::Status status =
-      NodeExpand(plan, objects, options, pod_ns, new_size, client, &in_use, &not_supported);
+  outcome.size = new_quantity;
+  bool in_use = false, not_supported = false, from_driver = false;
+  absl::Status status = NodeExpand(plan, objects, options, pod_ns, new_size, client, &in_use,
+                                   &not_supported, &from_driver);
   if (!status.ok()) {
     if (not_supported && already_updated) {
       outcome.not_expanded = "the driver lacks EXPAND_VOLUME and the claim has its size already";
       return outcome;
     }
-    // IsOperationFinishedError: a non-final gRPC code is an UncertainProgressError
-    // (csi_client.go NodeExpandVolume): nothing is marked on the claim.
-    if (!IsFinalError(status)) {
+    // IsOperationFinishedError: the driver's non-final gRPC code is an UncertainProgressError
+    // (csi_client.go NodeExpandVolume): nothing is marked on the claim. A failure before the
+    // call (the secret, NodeGetCapabilities) is a plain error: finished.
+    if (from_driver && !IsFinalError(status)) {
       outcome.claim_status = update;
       outcome.status = VolumeError(failure_prefix, plan.spec_name, status);
       return outcome;
@@ -190,7 +197,7 @@ ExpansionOutcome RecoveryNodeExpand(const VolumePlan& plan, const ObjectSet& obj
     }
     if (!replaced) conditions.push_back(error);
     update.conditions = conditions;
-    if (IsInfeasibleExpandError(status) &&
+    if (from_driver && IsInfeasibleExpandError(status) &&
         options.release.Has(ReleaseBehaviour::kInfeasibleExpandErrors)) {
       update.resize_status = "NodeResizeInfeasible";
       update.patches.push_back(
@@ -242,6 +249,7 @@ ExpansionOutcome CallNodeExpand(const VolumePlan& plan, const ObjectSet& objects
   outcome.requested = true;
   const PersistentVolumeClaim& claim = *plan.claim_object;
   const Quantity new_size = *plan.pv_capacity;
+  outcome.size = new_size;
   bool in_use = false;
   bool not_supported = false;
   absl::Status status = NodeExpand(plan, objects, options, pod_ns, new_size.value(), client,

@@ -5,7 +5,8 @@
 //  - at mount, after SetUp or MapBlockVolume (expandVolumeDuringMount): when the claim's
 //    status.capacity (missing counts as 0) is below the PV's spec.capacity and the volume is not
 //    read-only, NodeExpandVolume is sent, whatever the driver's capabilities: a driver without
-//    EXPAND_VOLUME fails the mount. The volume path is the pod's mount directory (for block: the
+//    EXPAND_VOLUME fails the mount (to 1.27; from 1.28 kubelet takes the resize as done:
+//    ReleaseBehaviour::kExpandUnsupportedIsNotSupportedError). The volume path is the pod's mount directory (for block: the
 //    publish path), the staging path the globalmount (for block: volumeDevices/staging/<pv>),
 //    even for a driver that does not stage;
 //  - online, for a volume already published (GenerateExpandInUseVolumeFunc, doOnlineExpansion,
@@ -54,6 +55,7 @@ struct ClaimStatusUpdate {
 
 struct ExpansionOutcome {
   bool requested = false;  // NodeExpandVolume was sent
+  std::optional<Quantity> size;  // the size it asked for (the PV's, or allocatedResources)
   std::optional<ClaimStatusUpdate> claim_status;  // what kubelet writes, if it writes anything
   std::vector<std::string> notes;
   // Set when kubelet leaves the volume as it is without failing: why (read-only; the driver's

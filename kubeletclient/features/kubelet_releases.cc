@@ -70,6 +70,18 @@ absl::StatusOr<int> ParseKubeletRelease(absl::string_view text) {
                      kOldestKubeletMinor, " to 1.", kNewestKubeletMinor,
                      ", such as 1.37 or v1.29.6"));
   }
+  // Each minor is modelled as its newest patch read (docs/kubelet-versions.md); an older patch
+  // may differ from it (1.36.0 does not retry a registration; 1.31.0 to 1.33.5 take no recovery
+  // path with the gate off), so only that one is accepted by number.
+  constexpr int kNewestPatchRead[] = {15, 16, 15, 6, 14, 14, 13, 13, 4, 4, 3, 2};  // 1.26..1.37
+  const int newest_patch = kNewestPatchRead[minor - kOldestKubeletMinor];
+  if (parts.size() == 3 && patch != newest_patch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", text, "\": kubeletclient models 1.", minor, " as 1.", minor, ".", newest_patch,
+        ", the newest patch read, and 1.", minor, ".", patch,
+        " may differ from it (docs/kubelet-versions.md); give 1.", minor, " to act as 1.", minor,
+        ".", newest_patch));
+  }
   return minor;
 }
 
@@ -167,7 +179,7 @@ const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours() {
       {ReleaseBehaviour::kNoVolumeConditionFromStats, "NoVolumeConditionFromStats", 37,
        "pkg/volume/csi/csi_client.go NodeGetVolumeStats, csi_metrics.go GetMetrics",
        "NodeGetVolumeStats' volume_condition is not read and VOLUME_CONDITION not asked, whatever "
-       "CSIVolumeHealth says (the gate now drives NodeGetVolumeHealth, not modelled)"},
+       "CSIVolumeHealth says (the gate now drives the health RPCs: VolumeHealthManager)"},
       {ReleaseBehaviour::kVolumeHealthManager, "VolumeHealthManager", 37,
        "pkg/kubelet/volumemanager/volumehealth/manager.go probeVolumeHealth, probeStorageHealth; "
        "pkg/volume/csi/csi_client.go NodeGetVolumeHealth, NodeGetStorageHealth",

@@ -23,6 +23,13 @@ TEST(KubeletReleasesTest, ReleasesAreSpelledAsKubernetesSpellsThem) {
                          "as 1.37 or v1.29.6"))
         << bad;
   }
+  // A patch other than the newest read may behave otherwise: refused, saying what to give.
+  EXPECT_THAT(ParseKubeletRelease("v1.36.0"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "\"v1.36.0\": kubeletclient models 1.36 as 1.36.3, the newest patch read, "
+                       "and 1.36.0 may differ from it (docs/kubelet-versions.md); give 1.36 to act "
+                       "as 1.36.3"));
+  EXPECT_EQ(*ParseKubeletRelease("1.36.3"), 36);
 }
 
 // kube_features.go of each release, as docs/kubelet-versions.md tabulates it.

@@ -95,9 +95,11 @@ void RegistrationManager::Work(const std::string& path) {
         after.backoff = absl::ZeroDuration();
         NDR_LOG(INFO) << "Registered plugin " << after.name << " at " << path;
       } else if (!stopping_ && result.validated && result.notified.has_value() &&
-                 !backoff_.retry_after_validation) {
-        // (An attempt abandoned without a verdict, notified nothing, is tried again: it is
-        // kubeletclient's own CSIRegistration call that failed, not kubelet's registration.)
+                 !backoff_.retry_after_validation && after.generation == generation) {
+        // `notified` is set once a verdict was sent or attempted (handshake.cc), so a failed
+        // success notification counts too. An attempt abandoned without a verdict (kubeletclient's
+        // own CSIRegistration call failed) is tried again, and so is a socket created anew while
+        // the attempt ran (kubelet sees a new plugin there).
         after.settled = true;
         NDR_LOG(WARNING) << "Registration of " << path
                          << " failed after validation: " << result.status.message()

@@ -7,8 +7,8 @@ RESIZED_YAML is the expand phase's objects; the claim named in GOLDEN_PVC_JSON (
 release's real code left it, pvc-after-expand.json) is found there, and its status before the
 expansion is the base. EXPAND_REPORT is `kubeletclient expand`'s JSON, whose claimStatus.status
 says what kubelet patches (an empty allocatedResourceStatuses: kubelet removed it). Prints both
-status blocks (conditions aside: their timestamps are the fake clientset's) and exits 1 if they
-differ. OUT_YAML is RESIZED_YAML with that claim's status as kubeletclient predicts it, for the
+status blocks (the conditions by type, status and message: their timestamps are the fake
+clientset's) and exits 1 if they differ. OUT_YAML is RESIZED_YAML with that claim's status as kubeletclient predicts it, for the
 republish phase.
 """
 import copy
@@ -32,17 +32,20 @@ def main():
     patch = {}
     for volume in json.load(open(report, encoding="utf-8")).get("volumes", []):
         patch = volume.get("claimStatus", {}).get("status", {}) or patch
-    status.update({k: v for k, v in patch.items() if k != "conditions"})
+    status.update(patch)
     if status.get("allocatedResourceStatuses") == {}:
         del status["allocatedResourceStatuses"]  # kubelet removed it
-    status.pop("conditions", None)
     real = dict(real_claim["status"])
-    real.pop("conditions", None)
+    for side in (status, real):
+        conditions = sorted((c.get("type"), c.get("status"), c.get("message", ""))
+                            for c in side.pop("conditions", None) or [])
+        if conditions:
+            side["conditions"] = [list(c) for c in conditions]
     same = real == status
     print("expand claim status: %s: real kubelet %s; kubeletclient %s" % (
         "SAME" if same else "DIFFERENT", json.dumps(real, sort_keys=True),
         json.dumps(status, sort_keys=True)))
-    claims[0]["status"] = status
+    claims[0]["status"] = {k: v for k, v in status.items() if k != "conditions"}
     with open(out, "w", encoding="utf-8") as f:
         yaml.safe_dump_all(documents, f, sort_keys=False)
     return 0 if same else 1

@@ -159,7 +159,7 @@ replay() {
 import json, sys
 golden, first, last, ours = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 real = [json.loads(l) for i, l in enumerate(open(golden), 1) if first <= i <= last]
-mine = [json.loads(l) for l in open(ours)][:len(real)]
+mine = [json.loads(l) for l in open(ours)]  # all of it: nothing else has run yet
 same = [json.dumps(c, sort_keys=True) for c in real] == [json.dumps(c, sort_keys=True) for c in mine]
 print("registration: %s: %s" % ("SAME" if same else "DIFFERENT",
       ", ".join(c["method"] for c in real)))
@@ -189,6 +189,8 @@ EOF
   if [[ ${minor#1.} -lt 28 ]]; then
     sed 's/allocatedResourceStatuses: {storage: NodeResizePending}/resizeStatus: NodeExpansionPending/' \
       "$resized_file" >"$work/volume-resized-$scenario.yaml"
+    cmp -s "$resized_file" "$work/volume-resized-$scenario.yaml" &&
+      fail "$version: $resized_file has no 'allocatedResourceStatuses: {storage: NodeResizePending}' to write as 1.$minor's resizeStatus"
     resized_file=$work/volume-resized-$scenario.yaml
   fi
   local resized=${base/$objects\/volume.yaml/$resized_file}
@@ -197,8 +199,13 @@ EOF
   # Each phase: the command, its report, then the comparison with the golden's window.
   run_phase() {
     local name=$1 objects_arg=$2 keep=$3; shift 3
+    local sent_before
+    sent_before=$(lines "$record")
     "$kubeletclient" "$@" "${common[@]}" --objects="$objects_arg" >"$work/$name.json" \
       2>"$work/$name.log"
+    # The report is what is compared with the golden; first, that it is what the driver got.
+    "$python" "$compare" sent "$version" "$name" "$record" "$sent_before" "$(lines "$record")" \
+      "$work/$name.json" || fail "$version: $name: the report is not what the driver received"
     read -r first last < <(phase "$name")
     local extra=()
     [[ $keep == True ]] && extra=(--keep-periodic)
@@ -219,9 +226,14 @@ EOF
     [[ $name == registration ]] && continue
     case $command in
       unpublish)
+        local sent_before
+        sent_before=$(lines "$record")
         "$kubeletclient" unpublish --kubelet-version="$minor" --pod="$objects/pod.yaml" \
           --plugin-registry-dir="$reg" --root-dir="$root" --block-host-ops=skip "${args[@]}" \
           >"$work/unpublish.json" 2>"$work/unpublish.log"
+        "$python" "$compare" sent "$version" "$name" "$record" "$sent_before" \
+          "$(lines "$record")" "$work/unpublish.json" ||
+          fail "$version: $name: the report is not what the driver received"
         read -r first last < <(phase "$name")
         "$python" "$compare" calls "$version" "$name" "$golden/record.jsonl" "$((first - 1))" "$last" \
           "$work/unpublish.json" "$root" || fail "$version: $name requests"

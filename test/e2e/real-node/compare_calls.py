@@ -12,6 +12,10 @@
       The files kubelet wrote for the pod (copied into REAL_DIR, with their paths under kubelet's
       root) against kubeletclient's (the same paths under PREDICTED_DIR).
 
+  compare_calls.py sent CASE PHASE RECORD FIRST LAST REPORT
+      What the driver received in lines FIRST+1 to LAST of its RECORD against what kubeletclient's
+      REPORT says it sent, in the order below (NodeGetInfo, the command's own registration
+      handshake, left out): a replay's check that its report tells the whole story.
   compare_calls.py node REAL_CSINODE REAL_NODE PREDICTED_STATUS DRIVER
       The API server's CSINode and Node (JSON, as kubectl prints them) against the node status
       `kubeletclient watch` wrote for the same driver: DRIVER's CSINode entry, its
@@ -219,6 +223,32 @@ def files_under(top):
     return found
 
 
+def compare_sent(argv):
+    case, phase, record, first, last, report_path = argv
+    received = [c for c in read_record(record, int(first), int(last))
+                if c["method"] not in ("NodeGetInfo", "GetPluginInfo")]
+    with open(report_path, encoding="utf-8") as f:
+        report = json.load(f)
+    volumes = report.get("volumes", [])
+    for round_ in report.get("rounds", []):
+        volumes = volumes + round_.get("volumes", [])
+    reported = [c for v in volumes for c in v.get("calls", [])]
+    for key in ("deviceCalls", "healthCalls"):
+        reported += [c for v in volumes for c in v.get(key, [])]
+    reported += [c for p in report.get("storageHealthProbes", []) for c in p.get("calls", [])]
+    label = f"{case} {phase}"
+    if [one_line(c) for c in received] == [one_line(c) for c in reported]:
+        print(f"{label} sent: SAME: the driver received the {len(received)} requests the report lists")
+        return 0
+    print(f"{label} sent: DIFFERENT: the driver received {len(received)} requests, the report lists "
+          f"{len(reported)}")
+    import difflib
+    for line in difflib.unified_diff([one_line(c) for c in received], [one_line(c) for c in reported],
+                                     "driver's record", "kubeletclient's report", lineterm="", n=1):
+        print(f"{label}:   {line}")
+    return 1
+
+
 def compare_files(argv):
     case, real_dir, predicted_dir, scratch = argv
     real, predicted = files_under(real_dir), files_under(predicted_dir)
@@ -286,6 +316,8 @@ def compare_node(argv):
 def main():
     if len(sys.argv) >= 9 and sys.argv[1] == "calls":
         return compare_calls(sys.argv[2:])
+    if len(sys.argv) == 8 and sys.argv[1] == "sent":
+        return compare_sent(sys.argv[2:])
     if len(sys.argv) == 6 and sys.argv[1] == "files":
         return compare_files(sys.argv[2:])
     if len(sys.argv) == 6 and sys.argv[1] == "node":
