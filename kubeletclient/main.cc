@@ -40,6 +40,7 @@
 #include "kubeletclient/stats.h"
 #include "kubeletclient/token/jwt.h"
 #include "kubeletclient/watch.h"
+#include "version/version.h"
 
 DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
               "Directory where plugins put their registration sockets (watched recursively).");
@@ -314,6 +315,10 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
   // One judgement per release, in the order given; with several, each check's name starts
   // with its release ("1.29/filesystem/publish") and a line per release sums it up.
   ndr::kubelet::SanityReport all;
+  // Which judge gave the verdict, first in the output and in the JUnit XML.
+  all.judge = absl::StrCat("kubeletclient ", ndr::version::Version(), " (commit ",
+                           ndr::version::Commit(), ", built ", ndr::version::BuildDate(), ")");
+  std::cout << "judge: " << all.judge << "\n";
   std::vector<std::string> summaries;
   for (const ndr::kubelet::KubeletRelease& release : releases) {
     options.node.release = release;
@@ -353,6 +358,10 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (ndr::version::VersionRequested(argc, argv)) {
+    std::cout << ndr::version::VersionText("kubeletclient");
+    return 0;
+  }
   if (ndr::HelpRequested(argc, argv)) {
     std::cout << Help(argc, argv);
     return 0;

@@ -13,6 +13,7 @@
 #include "registrar/options.h"
 #include "registrar/registrar.h"
 #include "registrar/version.h"
+#include "version/version.h"
 
 DEFINE_string(csi_address, "/run/csi/socket",
               "Path of the CSI driver's socket (or a unix:// URL) inside this container.");
@@ -47,6 +48,13 @@ DEFINE_bool(requires_publish_pod, false,
             "information in NodePublishVolume.");
 
 int main(int argc, char** argv) {
+  if (ndr::version::VersionRequested(argc, argv)) {
+    std::cout << ndr::version::VersionText(
+        "csi-node-driver-registrar",
+        {absl::StrCat("matches: node-driver-registrar ", ndr::registrar::kGoRegistrarRelease,
+                      " (its flags and behaviour)")});
+    return 0;
+  }
   if (ndr::HelpRequested(argc, argv)) {
     // As the Go registrar's flag package prints it (flags sorted), then the logging flags.
     std::cout << ndr::GoFlagUsage(
@@ -61,7 +69,6 @@ int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "csi-node-driver-registrar --kubelet-registration-path=/var/lib/kubelet/plugins/<driver>/"
       "csi.sock [--csi-address=/csi/csi.sock] [flags]");
-  gflags::SetVersionString(ndr::registrar::kVersion);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
   if (!logging.ok()) {
@@ -104,7 +111,9 @@ int main(int argc, char** argv) {
     const ndr::registrar::ThreadSizing sizing = ndr::registrar::ApplyAutomaxprocs();
     options->max_pollers = std::min(options->max_pollers, sizing.cpus);
   }
-  NDR_LOG(INFO) << "Version" << ndr::logging::Kv("version", ndr::registrar::kVersion);
+  NDR_LOG(INFO) << "Version" << ndr::logging::Kv("version", ndr::version::Version())
+                << ndr::logging::Kv("commit", ndr::version::Commit())
+                << ndr::logging::Kv("matches", ndr::registrar::kGoRegistrarRelease);
 
   ndr::registrar::BlockTerminationSignals();
   ndr::registrar::Registrar registrar(*std::move(options));

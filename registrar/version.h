@@ -3,9 +3,9 @@
 
 namespace ndr::registrar {
 
-// Printed by --version. The major version follows the Go registrar's flag and behaviour
-// compatibility (v2); the rest is this implementation's own.
-inline constexpr char kVersion[] = "v2.17.0-ndr.1";
+// The Go node-driver-registrar release whose flags and behaviour this registrar matches, for
+// --version and the start-up log. This registrar's own version is version/version.h's.
+inline constexpr char kGoRegistrarRelease[] = "v2.17.0";
 
 }  // namespace ndr::registrar
 

@@ -21,6 +21,7 @@
 #include "gflags/gflags.h"
 #include "test/conformance_suite/conformance.h"
 #include "test/conformance_suite/harness.h"
+#include "version/version.h"
 
 DEFINE_string(registration_socket, "", "Live mode: the registrar's registration socket.");
 DEFINE_string(csi_endpoint, "",
@@ -53,6 +54,10 @@ int Usage(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (ndr::version::VersionRequested(argc, argv)) {
+    std::cout << ndr::version::VersionText("registrar-conformance");
+    return 0;
+  }
   gflags::SetUsageMessage(
       "registrar-conformance --registration-socket=SOCKET [flags]  or  registrar-conformance "
       "--registrar-binary=PATH [-- registrar flags]");

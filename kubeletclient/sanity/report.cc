@@ -70,6 +70,10 @@ std::string JunitXml(const SanityReport& report) {
                    "  <testsuite name=\"kubeletclient sanity", report.driver.empty() ? "" : ": ",
                    XmlEscape(report.driver), "\" tests=\"", tests, "\" failures=\"", report.failed,
                    "\" skipped=\"", report.skipped, "\">\n");
+  if (!report.judge.empty()) {
+    absl::StrAppend(&xml, "    <properties><property name=\"judge\" value=\"",
+                    XmlEscape(report.judge), "\"/></properties>\n");
+  }
   for (const CheckResult& check : report.checks) {
     const size_t slash = check.name.rfind('/');
     const std::string group = slash == std::string::npos ? "" : check.name.substr(0, slash);

@@ -71,6 +71,7 @@ struct CheckResult {
 };
 
 struct SanityReport {
+  std::string judge;   // which build judged ("kubeletclient 1.0.0 (commit ...)"), if set
   std::string driver;  // the driver judged, once registered
   std::vector<CheckResult> checks;
   int passed = 0, failed = 0, skipped = 0;
@@ -81,7 +82,8 @@ struct SanityReport {
 // Runs the checks, writing each line to `out` as it is decided, then the summary line.
 SanityReport RunSanity(const SanityOptions& options, std::ostream& out);
 
-// The report as JUnit XML (one testsuite, a testcase per check; failure and skipped elements).
+// The report as JUnit XML (one testsuite, a testcase per check; failure and skipped elements;
+// the judge, when the report names it, as the testsuite's property "judge").
 std::string JunitXml(const SanityReport& report);
 
 }  // namespace ndr::kubelet

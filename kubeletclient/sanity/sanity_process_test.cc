@@ -223,8 +223,14 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
                                           "\" failures=\"0\" skipped=\"2\">")));
   EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.block\" name=\"block/stats\">"
                              "</testcase>"));
-  // The XML declaration, the two suite elements open and closed, a line per check.
-  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 2 + 5);
+  // Which build judged: first in the output, and the suite's property.
+  EXPECT_THAT(out, ::testing::ContainsRegex("(^|\n)judge: kubeletclient [0-9]+\\.[0-9]+\\.[0-9]+"));
+  EXPECT_THAT(xml, ::testing::ContainsRegex(
+                       "<properties><property name=\"judge\" value=\"kubeletclient [0-9]+\\.[0-9]+"
+                       "\\.[0-9]+[^\"]* \\(commit ([0-9a-f]{40}|unknown), built [-0-9T:Z]+\\)\"/>"
+                       "</properties>"));
+  // The XML declaration, the two suite elements open and closed, the properties, a line per check.
+  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n'), static_cast<long>(passed.size()) + 2 + 6);
 }
 
 // No handle: the driver's Controller service creates each volume and attaches it (the sample

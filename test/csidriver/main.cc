@@ -14,6 +14,7 @@
 #include "logging/logging.h"
 #include "test/csidriver/sample_driver.h"
 #include "test/csidriver/serve.h"
+#include "version/version.h"
 
 DEFINE_string(endpoint, "unix:///csi/csi.sock", "CSI endpoint: a socket path or a unix:// URL.");
 DEFINE_string(drivername, ndr::sample::kDefaultDriverName, "Name returned by GetPluginInfo.");
@@ -93,6 +94,10 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (ndr::version::VersionRequested(argc, argv)) {
+    std::cout << ndr::version::VersionText("sample-csi-driver");
+    return 0;
+  }
   if (ndr::HelpRequested(argc, argv)) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
