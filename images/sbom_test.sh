@@ -4,8 +4,9 @@
 #   sbom_probe plus -lz, and only its SBOM has zlib's package, at the version dpkg has installed;
 # - the registrar's SBOM has gRPC, protobuf, abseil and glibc, and no OpenSSL; the sample driver's
 #   has OpenSSL (it verifies tokens with libcrypto);
-# - an arm64 registrar's packages are arm64 ones, read from its sysroot's .ndr-files, and its
-#   glibc, from the cross compiler's own package, is named as the arm64 package it holds;
+# - an arm64 registrar's packages are arm64 ones, read from its sysroot's .ndr-files (its glibc
+#   too, the current release's), and its libstdc++, from the cross compiler's own package, is
+#   named as the arm64 package it holds;
 # - a binary without a record, a recorded file no package owns, and a record that is not a list of
 #   absolute paths are errors that name them.
 set -euo pipefail
@@ -84,10 +85,19 @@ sysroot_grpc=$(awk -F'\t' '$1 ~ /libgrpc_unsecure\.a$/ {print $2 " " $3 " " $4}'
   /var/cache/ndr-arm64-sysroot/.ndr-files)
 grep -q "^$sysroot_grpc " "$tmp/arm64.txt" ||
   fail "the arm64 registrar's SBOM should have $sysroot_grpc: $(cat "$tmp/arm64.txt")"
-# glibc and libstdc++ come from the cross compiler's packages (libc6-dev-arm64-cross, arch all),
-# listed as what they hold: arm64 libc6-dev from glibc, as advisories name it.
-grep -q "^libc6-dev arm64 [^ ]* glibc$" "$tmp/arm64.txt" ||
-  fail "the arm64 registrar's glibc should be libc6-dev arm64 from glibc: $(cat "$tmp/arm64.txt")"
+# glibc is the sysroot's arm64 libc6-dev (the current release's, as on amd64), never the cross
+# compiler's own older copy (libc6-dev-arm64-cross, glibc 2.36-8).
+sysroot_libc=$(awk -F'\t' '$1 ~ /\/libc\.a$/ {print $2 " " $3 " " $4}' \
+  /var/cache/ndr-arm64-sysroot/.ndr-files)
+grep -qx "$sysroot_libc glibc" "$tmp/arm64.txt" ||
+  fail "the arm64 registrar's glibc should be the sysroot's $sysroot_libc: $(cat "$tmp/arm64.txt")"
+[ "$(grep -c ' glibc$' "$tmp/arm64.txt")" -eq 1 ] ||
+  fail "more than one glibc in the arm64 registrar's SBOM: $(cat "$tmp/arm64.txt")"
+# libstdc++ comes from the cross compiler's package (libstdc++-12-dev-arm64-cross, arch all),
+# listed as what it holds: arm64 libstdc++-12-dev from gcc-12, as advisories name it.
+grep -q "^libstdc++-12-dev arm64 [^ ]* gcc-12$" "$tmp/arm64.txt" ||
+  fail "the arm64 registrar's libstdc++ should be libstdc++-12-dev arm64 from gcc-12:" \
+    "$(cat "$tmp/arm64.txt")"
 if grep -q " amd64 \| all " "$tmp/arm64.txt"; then
   fail "an amd64 or architecture-independent package in the arm64 registrar's SBOM:" \
     "$(cat "$tmp/arm64.txt")"

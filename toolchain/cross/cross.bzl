@@ -60,13 +60,27 @@ def cross_toolchain(arch):
             # armhf's gcc notes that GCC 7.1 changed how some arguments are passed: a concern for
             # ABIs between objects built by old and new compilers, which one static link is not.
             "-Wno-psabi",
-            # The architecture's packages' headers first; /usr/include (searched by the cross
-            # compiler after its own glibc) then supplies only architecture-independent
-            # header-only libraries.
+            # The search path the cross compiler would use, with its own copy of glibc (the
+            # cross-toolchain package's, glibc 2.36-8 of January 2023, without a single security
+            # update since) replaced by that architecture's current libc6-dev from the sysroot,
+            # the same glibc as the amd64 build's: C++'s headers, gcc's, then the architecture's
+            # packages' (glibc's, the kernel's, every library's), then /usr/include, which then
+            # supplies only architecture-independent header-only libraries.
+            "-nostdinc",
+            "-isystem",
+            "/usr/%s/include/c++/%s" % (a.triple, GCC_VERSION),
+            "-isystem",
+            "/usr/%s/include/c++/%s/%s" % (a.triple, GCC_VERSION, a.triple),
+            "-isystem",
+            "/usr/%s/include/c++/%s/backward" % (a.triple, GCC_VERSION),
+            "-isystem",
+            gcc_dir + "/include",
             "-isystem",
             root + "/usr/include/" + a.triple,
             "-isystem",
             root + "/usr/include",
+            "-isystem",
+            "/usr/include",
         ],
         compiler = "gcc",
         coverage_compile_flags = ["--coverage"],
@@ -74,7 +88,6 @@ def cross_toolchain(arch):
         cpu = a.cpu,
         cxx_builtin_include_directories = [
             gcc_dir + "/include",
-            "/usr/%s/include" % a.triple,
             "/usr/%s/include/c++/%s" % (a.triple, GCC_VERSION),
             "/usr/%s/include/c++/%s/%s" % (a.triple, GCC_VERSION, a.triple),
             "/usr/%s/include/c++/%s/backward" % (a.triple, GCC_VERSION),
@@ -90,6 +103,9 @@ def cross_toolchain(arch):
             "-Wl,-no-as-needed",
             "-Wl,-z,relro,-z,now",
             "-pass-exit-codes",
+            # The sysroot's glibc (crt1.o and the rest, libc.a, libm.a) before the cross
+            # compiler's own: -B for the start files, -L for the libraries.
+            "-B" + root + "/usr/lib/" + a.triple + "/",
             "-L" + root + "/usr/lib/" + a.triple,
         ],
         link_libs = [

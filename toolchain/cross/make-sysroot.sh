@@ -28,9 +28,13 @@ case "$arch" in
     ;;
 esac
 sysroot=${2:-/var/cache/ndr-$arch-sysroot}
+# glibc and the kernel's headers too: the cross compiler's own copy of glibc (libc6-dev-ARCH-cross)
+# is bookworm's first, 2.36-8, which has none of Debian's later security fixes; the cross
+# toolchains (cross.bzl) take this one, the current release's, instead.
 packages=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev zlib1g-dev
   libgflags-dev libgoogle-glog-dev libunwind-dev liblzma-dev libevent-dev libssl-dev
+  libc6-dev linux-libc-dev
 )
 
 # Whose headers or generated code must match the amd64 build exactly (protoc and the gRPC plugin
