@@ -8,7 +8,6 @@ import subprocess
 import sys
 import tempfile
 import unittest
-from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "compare_calls.py")
@@ -233,37 +232,7 @@ class CompareCalls(unittest.TestCase):
         self.assertIn("node: DIFFERENT: CSINode driver entry", out)
 
 
-class JUnit(unittest.TextTestResult):
-    """Also keeps each test's outcome, for the suite's JUnit count."""
-    outcomes = []
-
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        JUnit.outcomes.append((test.id(), None))
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        JUnit.outcomes.append((test.id(), self._exc_info_to_string(err, test)))
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        JUnit.outcomes.append((test.id(), self._exc_info_to_string(err, test)))
-
-
 if __name__ == "__main__":
-    result = unittest.main(testRunner=unittest.TextTestRunner(resultclass=JUnit, verbosity=2),
-                           exit=False).result
-    xml = os.environ.get("XML_OUTPUT_FILE")
-    if xml:
-        failures = sum(1 for _, failure in JUnit.outcomes if failure)
-        with open(xml, "w", encoding="utf-8") as f:
-            f.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-            f.write(f'<testsuites tests="{len(JUnit.outcomes)}" failures="{failures}" disabled="0" errors="0">\n')
-            f.write(f'<testsuite name="compare_calls" tests="{len(JUnit.outcomes)}" failures="{failures}">\n')
-            for name, failure in JUnit.outcomes:
-                if failure:
-                    f.write(f"<testcase name={quoteattr(name)}><failure message={quoteattr(failure)}/></testcase>\n")
-                else:
-                    f.write(f"<testcase name={quoteattr(name)}/>\n")
-            f.write("</testsuite></testsuites>\n")
-    sys.exit(0 if result.wasSuccessful() else 1)
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "util"))
+    import unittest_junit  # noqa: E402
+    unittest_junit.main("compare_calls")
