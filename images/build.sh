@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds release binaries for every Linux platform the Go registrar's image covers (amd64, arm64,
-# arm/v7, ppc64le, s390x) and both images into OUT_DIR (default: images/out), each image an OCI
-# image index with all five platforms under one tag:
+# Builds this checkout's release binaries for every Linux platform the Go registrar's image covers
+# (amd64, arm64, arm/v7, ppc64le, s390x) and both images into OUT_DIR (default: images/out), each
+# image an OCI image index with all five platforms under one tag, with their SBOMs, provenance and
+# VEX (images/build-images.sh). The version is this checkout's (a development one unless HEAD is
+# tagged and unchanged); for a release, use images/release.sh, which builds a tag from scratch.
 #   bash images/build.sh [OUT_DIR]
 # Load an archive into a node's container runtime with, for example,
 #   ctr -n k8s.io images import images/out/csi-node-driver-registrar.oci.tar
@@ -9,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_cross_deps buildah
+ndr_install_cross_deps
 out=${1:-images/out}
 # One build, every platform: //toolchain/cross:<arch>_binaries are the same two targets built with
 # that architecture's toolchain (a transition; see toolchain/cross/cross.bzl).

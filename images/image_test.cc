@@ -1,13 +1,18 @@
-// Builds the images with buildah (images/build-images.sh), the five Linux platforms (amd64, arm64,
-// arm/v7, ppc64le, s390x) joined in one OCI image index each, checks what the indexes say and what each architecture's image holds, and runs the
-// registrar inside its (amd64) image: --version, and a real registration round trip with the
-// sample driver's socket mounted in. Needs root and buildah (test/install-deps.sh installs it);
-// runs outside Bazel's sandbox.
+// Builds the images (images/build-images.sh, which runs images/assemble.py), the five Linux
+// platforms (amd64, arm64, arm/v7, ppc64le, s390x) joined in one OCI image index each, and reads
+// each archive as a runtime or a registry would: what the index says, each platform's image
+// config (its labels name the build its binary says it is), what each image holds (the binary of
+// its architecture, the licences and third-party notices, the SBOM, the files scanners read) and
+// each platform's attestations (SBOM, provenance, VEX). Then it runs the registrar inside its
+// (amd64) image with buildah, as a container runtime would: --version, and a real registration
+// round trip with the sample driver's socket mounted in. Needs root and buildah
+// (test/install-deps.sh installs it); runs outside Bazel's sandbox.
 #include <elf.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +23,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -43,8 +49,6 @@ using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
-
-constexpr char kRegistrarImage[] = "localhost/ndr/csi-node-driver-registrar:v2.17.0-ndr.1";
 
 // The platforms of the Go registrar's image index beside amd64, each with the directory of its
 // cross build (toolchain/cross) and the ELF machine of its binaries.
@@ -81,19 +85,34 @@ pid_t FindInGroup(pid_t group, const std::string& comm) {
 
 bool IsStatic(const std::string& path) { return !ReadElf(path).dynamic; }
 
+// The digest of an in-toto statement's one subject, as "sha256:<hex>".
+std::string SubjectDigest(const json& statement) {
+  const json subjects = statement.value("subject", json::array());
+  if (subjects.size() < 1 || !subjects[0].is_object()) return "";
+  return "sha256:" + subjects[0].value("digest", json::object()).value("sha256", "");
+}
+
 // One architecture's image in an OCI archive, as a registry or `ctr images import` reads it.
 struct PlatformImage {
+  std::string digest;                                          // of its manifest
   std::string architecture, variant, os;                       // the index entry's platform
   std::string config_architecture, config_variant, config_os;  // the image's own config
+  json labels;                                                 // the config's Labels
+  std::string created;                                         // the config's created
   int64_t layer_bytes = 0;                     // compressed, as a registry stores them
   int binary_machine = -1;                     // ELF e_machine of `binary` in the layers
   std::string binary_sha256;                   // of `binary` in the layers
+  std::string root;                            // where the layers were unpacked
   std::string sbom_in_image;                   // /sbom/<binary>.spdx.json in the layers
-  // The index's SBOM attestation for this image (images/attach_sbom.py): the attestation
-  // manifest's layer (descriptor) and the in-toto statement it holds. Null when there is none.
-  json attestation_layer, statement;
+  // The index's attestation manifest for this image: each layer's descriptor and the in-toto
+  // statement it holds, by the predicate type the layer is annotated with.
+  std::map<std::string, std::pair<json, json>> attestation;
   int attestations = 0;  // how many attestation manifests name this image
 };
+
+std::string PlatformName(const PlatformImage& image) {
+  return image.variant.empty() ? image.architecture : image.architecture + "/" + image.variant;
+}
 
 // Unpacks `archive` into `dir` and reads every platform of the image index it holds (index.json
 // names the index; the index names one manifest per platform), unpacking each image's layers to
@@ -149,12 +168,13 @@ std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::stri
     }
     PlatformImage image;
     const std::string digest = text(entry, "digest");
+    image.digest = digest;
     image.attestations = static_cast<int>(attestations.count(digest));
     if (auto found = attestations.find(digest); found != attestations.end()) {
       const json layers = member(parse(blob(found->second)), "layers");
-      if (layers.is_array() && layers.size() == 1) {
-        image.attestation_layer = layers[0];
-        image.statement = parse(blob(layers[0]));
+      for (const json& layer : layers.is_array() ? layers : json::array()) {
+        image.attestation[text(member(layer, "annotations"), "in-toto.io/predicate-type")] = {
+            layer, parse(blob(layer))};
       }
     }
     image.architecture = text(member(entry, "platform"), "architecture");
@@ -165,14 +185,18 @@ std::vector<PlatformImage> ReadIndex(const std::string& archive, const std::stri
     image.config_architecture = text(config, "architecture");
     image.config_variant = text(config, "variant");
     image.config_os = text(config, "os");
-    // The architecture names a directory: letters and digits only.
+    image.labels = member(member(config, "config"), "Labels");
+    image.created = text(config, "created");
+    // The architecture and variant name a directory: letters and digits only.
+    constexpr char kPlain[] = "abcdefghijklmnopqrstuvwxyz0123456789";
     if (image.architecture.empty() ||
-        image.architecture.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") !=
-            std::string::npos) {
+        image.architecture.find_first_not_of(kPlain) != std::string::npos ||
+        image.variant.find_first_not_of(kPlain) != std::string::npos) {
       ADD_FAILURE() << "bad architecture in " << entry.dump();
       continue;
     }
-    const std::string root = absl::StrCat(dir, "/rootfs-", image.architecture);
+    const std::string root = absl::StrCat(dir, "/rootfs-", image.architecture, image.variant);
+    image.root = root;
     std::filesystem::create_directories(root);
     const json layers = member(manifest, "layers");
     for (const json& layer : layers.is_array() ? layers : json::array()) {
@@ -197,9 +221,19 @@ class ImageTest : public ::testing::Test {
     driver_ = Runfile("test/csidriver/sample-csi-driver");
     if (!IsStatic(registrar_)) return;  // sanitizer builds: see the test bodies
     dir_ = new TempDir("img");
-    std::vector<std::string> argv = {"/usr/bin/env",
-                                     "NDR_BUILDAH_STORAGE=" + dir_->Join("storage"), "/bin/bash",
-                                     Runfile("images/build-images.sh"), dir_->Join("out"),
+    // Which build the binaries are: the images' labels and tags must say the same.
+    Subprocess version({registrar_, "--version"}, dir_->Join("version.log"));
+    version.Wait();
+    for (absl::string_view line : absl::StrSplit(version.Log(), '\n')) {
+      if (absl::ConsumePrefix(&line, "csi-node-driver-registrar ")) version_ = std::string(line);
+      if (absl::ConsumePrefix(&line, "commit: ")) commit_ = std::string(line);
+      if (absl::ConsumePrefix(&line, "built: ")) built_ = std::string(line);
+    }
+    std::string tag = version_;
+    std::replace(tag.begin(), tag.end(), '+', '_');
+    registrar_image_ = "localhost/ndr/csi-node-driver-registrar:" + tag;
+    std::vector<std::string> argv = {"/bin/bash", Runfile("images/build-images.sh"),
+                                     dir_->Join("out"),
                                      absl::StrCat("amd64=", registrar_, ",", driver_)};
     for (const CrossPlatform& cross : kCrossPlatforms) {
       const std::string binaries = absl::StrCat("toolchain/cross/", cross.build, "_binaries/");
@@ -236,13 +270,20 @@ class ImageTest : public ::testing::Test {
     return code;
   }
 
-  std::string Container(const std::string& image) {
+  // A container of the registrar's image, from its OCI archive: buildah picks this machine's
+  // (amd64) image from the index, as a node's runtime does.
+  std::string RegistrarContainer() {
     std::string output;
-    EXPECT_EQ(RunBuildah({"from", "--quiet", image}, &output), 0) << output;
+    EXPECT_EQ(RunBuildah({"from", "--quiet",
+                          "oci-archive:" + dir_->Join("out/csi-node-driver-registrar.oci.tar")},
+                         &output),
+              0)
+        << output;
     return std::string(absl::StripAsciiWhitespace(output));
   }
 
   static inline std::string registrar_, driver_, build_log_;
+  static inline std::string version_, commit_, built_, registrar_image_;
   static inline int build_exit_ = -1;
   static inline TempDir* dir_ = nullptr;
 };
@@ -251,7 +292,7 @@ class ImageTest : public ::testing::Test {
 // Linux platforms, each image's config agreeing with its entry, and each holding a binary of its
 // own architecture.
 TEST_F(ImageTest, IndexHoldsEveryPlatform) {
-  EXPECT_THAT(build_log_, HasSubstr(kRegistrarImage));
+  EXPECT_THAT(build_log_, HasSubstr(registrar_image_ + " index sha256:"));
   // The registrar's target: under 5 MB compressed, per platform. The sample driver also links
   // OpenSSL's libcrypto (it verifies tokens): under 7 MB.
   const std::tuple<const char*, const char*, int64_t> archives[] = {
@@ -275,6 +316,15 @@ TEST_F(ImageTest, IndexHoldsEveryPlatform) {
       EXPECT_GT(image.layer_bytes, 1'000'000);
       EXPECT_LT(image.layer_bytes, limit);
       machines[platform] = image.binary_machine;
+      // The labels name the build the binaries say they are (--version), as the tags do.
+      EXPECT_EQ(image.labels.value("org.opencontainers.image.version", ""), version_);
+      EXPECT_EQ(image.labels.value("org.opencontainers.image.revision", ""), commit_);
+      EXPECT_EQ(image.labels.value("org.opencontainers.image.created", ""), built_);
+      EXPECT_EQ(image.created, built_);
+      EXPECT_EQ(image.labels.value("org.opencontainers.image.licenses", ""), "Apache-2.0");
+      EXPECT_EQ(image.labels.value("org.opencontainers.image.title", ""), binary);
+      EXPECT_THAT(image.labels.value("org.opencontainers.image.source", ""),
+                  ::testing::StartsWith("https://"));
     }
     std::map<std::string, int> expected = {{"amd64", EM_X86_64}};
     for (const CrossPlatform& cross : kCrossPlatforms) expected[cross.platform] = cross.machine;
@@ -309,14 +359,12 @@ TEST_F(ImageTest, SbomForEveryPlatform) {
           image.variant.empty() ? image.architecture : image.architecture + "/" + image.variant;
       SCOPED_TRACE(platform);
       ASSERT_EQ(image.attestations, 1);
-      ASSERT_TRUE(image.attestation_layer.is_object());
-      EXPECT_EQ(image.attestation_layer.value("mediaType", ""), "application/vnd.in-toto+json");
-      EXPECT_EQ(image.attestation_layer.value("annotations", json::object())
-                    .value("in-toto.io/predicate-type", ""),
-                "https://spdx.dev/Document");
-      const json& statement = image.statement;
+      ASSERT_EQ(image.attestation.count("https://spdx.dev/Document"), 1u);
+      const auto& [layer, statement] = image.attestation.at("https://spdx.dev/Document");
+      EXPECT_EQ(layer.value("mediaType", ""), "application/vnd.in-toto+json");
       ASSERT_TRUE(statement.is_object()) << statement.dump();
       EXPECT_EQ(statement.value("predicateType", ""), "https://spdx.dev/Document");
+      EXPECT_EQ(SubjectDigest(statement), image.digest);
       const json document = statement.value("predicate", json());
       ASSERT_TRUE(document.is_object());
       EXPECT_EQ(document.value("spdxVersion", ""), "SPDX-2.3");
@@ -347,16 +395,106 @@ TEST_F(ImageTest, SbomForEveryPlatform) {
   }
 }
 
+// Each platform's provenance (SLSA v1) is about its image and names the commit the binaries say
+// they were built from; its VEX is about its image and states, per CVE, the packages of that
+// image it applies to.
+TEST_F(ImageTest, ProvenanceAndVexForEveryPlatform) {
+  const std::vector<PlatformImage> images =
+      ReadIndex(dir_->Join("out/csi-node-driver-registrar.oci.tar"),
+                dir_->Join("attest/csi-node-driver-registrar"), "csi-node-driver-registrar");
+  ASSERT_EQ(images.size(), 5u);
+  for (const PlatformImage& image : images) {
+    SCOPED_TRACE(PlatformName(image));
+    ASSERT_EQ(image.attestation.count("https://slsa.dev/provenance/v1"), 1u);
+    const json& provenance = image.attestation.at("https://slsa.dev/provenance/v1").second;
+    EXPECT_EQ(provenance.value("_type", ""), "https://in-toto.io/Statement/v1");
+    EXPECT_EQ(SubjectDigest(provenance), image.digest);
+    const json source = provenance["predicate"]["buildDefinition"]["externalParameters"]["source"];
+    EXPECT_EQ(source["digest"].value("gitCommit", ""), commit_);
+    EXPECT_EQ(provenance["predicate"]["buildDefinition"]["externalParameters"].value("platform", ""),
+              "linux/" + PlatformName(image));
+    EXPECT_FALSE(provenance["predicate"]["runDetails"]["builder"]["builderDependencies"].empty());
+
+    ASSERT_EQ(image.attestation.count("https://openvex.dev/ns/v0.2.0"), 1u);
+    const json& vex = image.attestation.at("https://openvex.dev/ns/v0.2.0").second["predicate"];
+    EXPECT_EQ(vex.value("@context", ""), "https://openvex.dev/ns/v0.2.0");
+    ASSERT_FALSE(vex["statements"].empty());
+    const std::string product =
+        "pkg:oci/csi-node-driver-registrar@sha256%3A" + image.digest.substr(7);
+    for (const json& statement : vex["statements"]) {
+      ASSERT_EQ(statement["products"].size(), 1u) << statement.dump();
+      EXPECT_EQ(statement["products"][0].value("@id", ""), product);
+      EXPECT_FALSE(statement["products"][0]["subcomponents"].empty()) << statement.dump();
+    }
+  }
+}
+
+// Each image carries the project's licence and notice, the third-party notices of every package its
+// binary links (as its SBOM lists them), and what lets scanners in their default mode see those
+// packages: an os-release and debian_version naming the Debian release, and a dpkg status entry
+// per package with the SBOM's version.
+TEST_F(ImageTest, LicencesNoticesAndWhatScannersRead) {
+  std::string license, notice;
+  ASSERT_TRUE(ReadFile(Runfile("LICENSE"), &license));
+  ASSERT_TRUE(ReadFile(Runfile("NOTICE"), &notice));
+  for (const char* binary : {"csi-node-driver-registrar", "sample-csi-driver"}) {
+    SCOPED_TRACE(binary);
+    const std::vector<PlatformImage> images =
+        ReadIndex(dir_->Join(absl::StrCat("out/", binary, ".oci.tar")),
+                  dir_->Join(absl::StrCat("files/", binary)), binary);
+    ASSERT_EQ(images.size(), 5u);
+    for (const PlatformImage& image : images) {
+      SCOPED_TRACE(PlatformName(image));
+      std::string text;
+      ASSERT_TRUE(ReadFile(image.root + "/licenses/LICENSE", &text));
+      EXPECT_EQ(text, license);
+      ASSERT_TRUE(ReadFile(image.root + "/licenses/NOTICE", &text));
+      EXPECT_EQ(text, notice);
+      std::string notices, os_release, debian_version;
+      ASSERT_TRUE(ReadFile(image.root + "/licenses/THIRD-PARTY-NOTICES", &notices));
+      ASSERT_TRUE(ReadFile(image.root + "/etc/os-release", &os_release));
+      ASSERT_TRUE(ReadFile(image.root + "/etc/debian_version", &debian_version));
+      EXPECT_THAT(os_release, HasSubstr("\nID=debian\n"));
+      EXPECT_THAT(debian_version, ::testing::MatchesRegex("[0-9]+\n"));
+      const json document = json::parse(image.sbom_in_image, nullptr, false);
+      int libraries = 0;
+      for (const json& package : document.value("packages", json::array())) {
+        if (package.value("primaryPackagePurpose", "") != "LIBRARY") continue;
+        ++libraries;
+        const std::string name = package.value("name", ""), version = package.value("versionInfo", "");
+        EXPECT_THAT(notices, HasSubstr(absl::StrCat(name, " ", version, " ("))) << name;
+        std::string status;
+        EXPECT_TRUE(ReadFile(absl::StrCat(image.root, "/var/lib/dpkg/status.d/", name), &status))
+            << name;
+        EXPECT_THAT(status, HasSubstr(absl::StrCat("\nVersion: ", version, "\n"))) << name;
+      }
+      EXPECT_GT(libraries, 5);
+      // Every package's copyright file, in full: one "Its copyright file:" per package.
+      int copyrights = 0;
+      for (size_t at = notices.find("Its copyright file: "); at != std::string::npos;
+           at = notices.find("Its copyright file: ", at + 1)) {
+        ++copyrights;
+      }
+      EXPECT_EQ(copyrights, libraries);
+      // And nothing else: a status entry per SBOM package, no more.
+      EXPECT_EQ(static_cast<int>(std::distance(
+                    std::filesystem::directory_iterator(image.root + "/var/lib/dpkg/status.d"),
+                    std::filesystem::directory_iterator())),
+                libraries);
+    }
+  }
+}
+
 TEST_F(ImageTest, VersionInsideTheImage) {
-  // The index's name: buildah picks this machine's (amd64) image from it.
-  const std::string container = Container(kRegistrarImage);
+  const std::string container = RegistrarContainer();
   std::string output;
   EXPECT_EQ(RunBuildah({"run", "--isolation", "chroot", container, "--",
                         "/csi-node-driver-registrar", "--version"},
                        &output),
             0)
       << output;
-  EXPECT_THAT(output, HasSubstr("v2.17.0-ndr.1"));
+  EXPECT_THAT(output, HasSubstr(absl::StrCat("csi-node-driver-registrar ", version_, "\ncommit: ",
+                                             commit_, "\nbuilt: ", built_, "\n")));
 }
 
 TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
@@ -365,7 +503,7 @@ TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
   ASSERT_EQ(mkdir(host.Join("registration").c_str(), 0755), 0);
   Subprocess driver({driver_, "--endpoint=" + host.Join("csi/csi.sock"), "--nodeid=node-1"},
                     host.Join("driver.log"));
-  const std::string container = Container(kRegistrarImage);
+  const std::string container = RegistrarContainer();
   // The manifest's layout: the driver's socket dir at /csi, kubelet's registry at /registration.
   Subprocess registrar(
       Buildah({"run", "--isolation", "chroot", "-v", host.Join("csi") + ":/csi", "-v",

@@ -20,6 +20,7 @@ that silently left something out would be worse than none.
 """
 
 import argparse
+import collections
 import datetime
 import hashlib
 import json
@@ -31,6 +32,7 @@ import sys
 import urllib.parse
 
 SECTION = ".ndr.linked_files"
+PREDICATE = "https://spdx.dev/Document"  # of an in-toto statement holding an SPDX document
 
 
 class SbomError(Exception):
@@ -82,7 +84,7 @@ def linked_files(binary):
 
 
 def sysroot_owners(path, cache):
-    """The package fields for `path` from a cross sysroot's .ndr-files, or None."""
+    """(package fields, sysroot) for `path` from a cross sysroot's .ndr-files, or None."""
     directory = os.path.dirname(path)
     while directory not in ("", "/"):
         manifest = os.path.join(directory, ".ndr-files")
@@ -98,7 +100,7 @@ def sysroot_owners(path, cache):
             cache[manifest] = entries
         if cache[manifest] is not None:
             relative = "/" + os.path.relpath(path, directory)
-            return cache[manifest].get(relative, ())
+            return cache[manifest].get(relative, ()), directory
         directory = os.path.dirname(directory)
     return None
 
@@ -197,8 +199,23 @@ def spdx_id(*parts):
     return "SPDXRef-" + "".join(c if c.isalnum() or c in ".-" else "-" for c in text)
 
 
-def build(name, version, platform, binaries, created):
-    distro = debian_version()
+class Package(collections.namedtuple(
+        "Package", "name arch version source source_version note installed root")):
+    """A Debian binary package whose code a binary was linked from.
+
+    name, arch, version: the package as advisories know it (a cross compiler's libc is arm64
+    libc6-dev, say); source, source_version: its source package; note: how it was installed when
+    that differs; installed: the name of the package actually on this machine (or in the sysroot)
+    that holds its files; root: "/" or the cross sysroot it was unpacked into.
+    """
+
+    @property
+    def key(self):
+        return (self.name, self.arch, self.version)
+
+
+def linked_packages(binaries):
+    """({key: Package}, {binary: set of keys}) for what the binaries' links recorded."""
     cache = {}
     by_binary = {}
     unknown_to_dpkg = set()
@@ -211,27 +228,39 @@ def build(name, version, platform, binaries, created):
     owners = dpkg_owners(sorted(unknown_to_dpkg))
     fields = dpkg_fields({owners[p] for p in owners})
 
-    packages = {}  # (name, arch, version) -> (source, source_version, note)
-    links = {}  # binary -> set of (name, arch, version)
+    packages = {}
+    links = {}
     missing = []
     for binary, files in by_binary.items():
         links[binary] = set()
         for path in files:
-            entry, note = sysroot_owners(path, cache), None
-            if entry is None:
-                entry, note = fields.get(owners.get(path, ""), ((), None))
+            found, note = sysroot_owners(path, cache), None
+            if found is not None:
+                entry, root = found
+                installed = entry[0] if entry else ""
+            else:
+                owner = owners.get(path, "")
+                entry, note = fields.get(owner, ((), None))
+                root, installed = "/", owner.split(":")[0]
             if not entry:
                 missing.append(f"{path} (linked into {binary})")
                 continue
-            package, arch, package_version, source, source_version = entry
-            source = source or package
-            source_version = source_version or package_version
-            packages[(package, arch, package_version)] = (source, source_version, note)
-            links[binary].add((package, arch, package_version))
+            name, arch, package_version, source, source_version = entry
+            package = Package(name, arch, package_version, source or name,
+                              source_version or package_version, note, installed, root)
+            packages[package.key] = package
+            links[binary].add(package.key)
     if missing:
         raise SbomError("no Debian package owns these files, so the SBOM would leave them out "
                         "(is the file from a package dpkg knows, or a sysroot made by "
                         "toolchain/cross/make-sysroot.sh?):\n  " + "\n  ".join(sorted(missing)))
+    return packages, links
+
+
+def build(name, version, platform, binaries, created, linked=None):
+    """The SPDX document; `linked` is linked_packages(binaries), when the caller has it."""
+    distro = debian_version()
+    packages, links = linked or linked_packages(binaries)
 
     image_id = spdx_id("Image", name, platform)
     os_id = spdx_id("OperatingSystem-debian", distro)
@@ -276,8 +305,8 @@ def build(name, version, platform, binaries, created):
         ],
     }
     sources = {}
-    for (package, arch, package_version), (source, source_version, note) in sorted(
-            packages.items()):
+    for (package, arch, package_version), entry in sorted(packages.items()):
+        source, source_version, note = entry.source, entry.source_version, entry.note
         package_id = spdx_id("Package", package, arch, package_version)
         source_id = spdx_id("Source", source, source_version)
         if note:

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Assembles the images and the release files of one build from its static binaries.
+
+    images/assemble.py OUT_DIR [--tag vV] [--image-prefix localhost/ndr/] [--tarballs]
+        [--release] [--command TEXT] PLATFORM=REGISTRAR,DRIVER [PLATFORM=REGISTRAR,DRIVER ...]
+
+PLATFORM is an OCI platform's architecture[/variant]: amd64, arm64, arm/v7, ppc64le, s390x. The
+binaries are static, with their symbol tables (the evidence images/vex.py checks); each is
+stripped here with its architecture's strip and shipped so. Which build they are (version, commit,
+date: the images' labels and tags, the SBOMs', provenance's and VEX's) is what they say when run
+with --version (natively, or under the platform's qemu); binaries that say different things are
+refused, so every label names the build every binary is.
+
+For each program (csi-node-driver-registrar, sample-csi-driver) it writes, into OUT_DIR:
+
+  PROGRAM.oci.tar                   one OCI image index, every platform, in an OCI archive whose
+                                    image is named IMAGE_PREFIX+PROGRAM:TAG (TAG: the version, "+"
+                                    written "_", since a tag may not hold "+")
+  PROGRAM-linux-ARCH.spdx.json      per platform: the SPDX SBOM of the Debian packages linked in
+  PROGRAM-linux-ARCH.provenance.json   the SLSA v1 provenance statement
+  PROGRAM.openvex.json              the OpenVEX document, every platform
+  PROGRAM-V-linux-ARCH.tar.gz       with --tarballs: the binary, LICENSE, NOTICE,
+                                    THIRD-PARTY-NOTICES and the SBOM
+
+Each platform's image holds the binary at /PROGRAM (the entrypoint), /licenses/LICENSE,
+/licenses/NOTICE and /licenses/THIRD-PARTY-NOTICES (images/notices.py), the SBOM at
+/sbom/PROGRAM.spdx.json, and for scanners in their default mode an /etc/os-release naming the Debian release the packages are from
+and a /var/lib/dpkg/status.d/ entry per package (images/scanner_files.py). The index carries,
+per platform, a BuildKit attestation manifest with the SBOM, the provenance and the VEX, which
+docker buildx imagetools and scanners read. Everything is byte for byte reproducible
+(images/oci.py): the same binaries and arguments give the same files.
+
+--release turns what a development build only warns about into errors: Debian source versions
+that no VEX statement has been reviewed for. A VEX statement that a binary contradicts is an error
+either way.
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import notices  # noqa: E402
+import oci  # noqa: E402
+import provenance  # noqa: E402
+import sbom  # noqa: E402
+import scanner_files  # noqa: E402
+import vex  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# Where this project's source is published: the images' org.opencontainers.image.source label, and
+# the provenance's source and builder. Set it to where you publish this repository.
+SOURCE_URL = "https://git.example.org/ndr/csi-node-driver-registrar"
+
+# Each platform: its ELF machine (as `file` names it), the strip that handles its binaries, the
+# GNU triple of its cross tools (None for the host's), and how to run its binaries here.
+PLATFORMS = {
+    "amd64": ("x86-64", "strip", None, []),
+    "arm64": ("ARM aarch64", "aarch64-linux-gnu-strip", "aarch64-linux-gnu",
+              ["qemu-aarch64-static"]),
+    "arm/v7": ("ARM, EABI5", "arm-linux-gnueabihf-strip", "arm-linux-gnueabihf",
+               ["qemu-arm-static"]),
+    "ppc64le": ("64-bit PowerPC", "powerpc64le-linux-gnu-strip", "powerpc64le-linux-gnu",
+                ["qemu-ppc64le-static"]),
+    "s390x": ("IBM S/390", "s390x-linux-gnu-strip", "s390x-linux-gnu", ["qemu-s390x-static"]),
+}
+PROGRAMS = [
+    ("csi-node-driver-registrar",
+     "The CSI node-driver-registrar sidecar, a drop-in for the Go node-driver-registrar"),
+    ("sample-csi-driver", "A sample CSI node plugin, for demonstrations and tests"),
+]
+VEX_AUTHOR = "ndr maintainers"
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                    r"(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$")
+
+
+class AssembleError(Exception):
+    pass
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def check_binary(path, platform):
+    description = subprocess.run(["file", "-L", path], capture_output=True, text=True,
+                                 check=True).stdout
+    if "statically linked" not in description:
+        raise AssembleError(f"{path} is not statically linked; a FROM-scratch image needs a "
+                            "static binary")
+    if PLATFORMS[platform][0] not in description:
+        raise AssembleError(f"{path} is not a {platform} binary: {description.strip()}")
+
+
+def build_of(path, platform):
+    """(version, commit, date) that the binary's --version says, checked."""
+    run = subprocess.run(PLATFORMS[platform][3] + [path, "--version"], capture_output=True,
+                         text=True)
+    lines = run.stdout.splitlines()
+    fields = [lines[0].split(" ")[-1] if lines else ""]
+    for line, key in zip(lines[1:3], ("commit: ", "built: ")):
+        fields.append(line[len(key):] if line.startswith(key) else "")
+    version, commit, date = (fields + ["", ""])[:3]
+    if (run.returncode != 0 or not SEMVER.match(version)
+            or not re.fullmatch(r"[0-9a-f]{40}|unknown", commit)
+            or not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", date)):
+        raise AssembleError(f"{path} --version (exit {run.returncode}) does not say which build it "
+                            f"is (a version, commit: and built: lines): {run.stdout}{run.stderr}")
+    return version, commit, date
+
+
+def epoch_of(date):
+    return int(datetime.datetime.strptime(date, "%Y-%m-%dT%H:%M:%SZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp())
+
+
+def oci_platform(platform):
+    architecture, _, variant = platform.partition("/")
+    value = {"architecture": architecture, "os": "linux"}
+    if variant:
+        value["variant"] = variant
+    return value
+
+
+def tarball(name, files, epoch):
+    """A .tar.gz of `files` ({path: (mode, bytes)}) under the directory `name`."""
+    return oci.gzip_bytes(oci.tar_bytes({f"{name}/{p}": v for p, v in files.items()}, epoch))
+
+
+def image_purl(name, digest):
+    """The OCI purl of an image (an index or one platform's manifest) by digest, as the VEX names
+    its products: pkg:oci/NAME@sha256%3A..., NAME the repository's last part, as scanners spell it
+    (the registry it is pushed to is theirs to add, as the repository_url qualifier)."""
+    return f"pkg:oci/{name.rsplit('/', 1)[-1]}@{urllib.parse.quote(digest, safe='')}"
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out")
+    parser.add_argument("--source-url", default=SOURCE_URL)
+    parser.add_argument("--tag", default="", help="the git tag built (releases)")
+    parser.add_argument("--image-prefix", default="localhost/ndr/")
+    parser.add_argument("--tarballs", action="store_true")
+    parser.add_argument("--release", action="store_true")
+    parser.add_argument("--command", default="images/assemble.py")
+    parser.add_argument("--vex", default=os.path.join(HERE, "vex", "statements.yaml"))
+    parser.add_argument("platforms", nargs="+", metavar="PLATFORM=REGISTRAR,DRIVER")
+    args = parser.parse_args(argv)
+    binaries = {}
+    for spec in args.platforms:
+        platform, _, pair = spec.partition("=")
+        registrar, _, driver = pair.partition(",")
+        if platform not in PLATFORMS or not registrar or not driver or "," in driver:
+            parser.error(f"{spec!r} is not PLATFORM=REGISTRAR,DRIVER with PLATFORM one of "
+                         f"{', '.join(PLATFORMS)}")
+        if platform in binaries:
+            parser.error(f"{platform} is given twice")
+        binaries[platform] = {"csi-node-driver-registrar": registrar, "sample-csi-driver": driver}
+    args.binaries = binaries
+    return args
+
+
+def assemble(args):
+    builds = {}
+    for platform, programs in sorted(args.binaries.items()):
+        for program, path in sorted(programs.items()):
+            check_binary(path, platform)
+            builds.setdefault(build_of(path, platform), []).append(f"{program} ({platform})")
+    if len(builds) != 1:
+        raise AssembleError("the binaries are not of one build:\n  " + "\n  ".join(
+            f"{', '.join(who)}: {version}, commit {commit}, built {date}"
+            for (version, commit, date), who in sorted(builds.items())))
+    (version, args.commit, date), = builds
+    epoch = epoch_of(date)
+    os.makedirs(args.out, exist_ok=True)
+    tag = version.replace("+", "_")
+    created = oci.rfc3339(epoch)
+    statements = vex.load_statements(args.vex)
+    license_text = file_bytes(os.path.join(ROOT, "LICENSE"))
+    notice_text = file_bytes(os.path.join(ROOT, "NOTICE"))
+    triples = sorted({PLATFORMS[p][2] for p in args.binaries if PLATFORMS[p][2]})
+    tools = provenance.toolchain(triples)
+    written, warnings = [], []
+
+    with tempfile.TemporaryDirectory(prefix="ndr-assemble-") as work:
+        for program, description in PROGRAMS:
+            name = args.image_prefix + program
+            layout = oci.Layout()
+            labels = {
+                "org.opencontainers.image.title": program,
+                "org.opencontainers.image.description": description,
+                "org.opencontainers.image.version": version,
+                "org.opencontainers.image.revision": args.commit,
+                "org.opencontainers.image.source": args.source_url,
+                "org.opencontainers.image.created": created,
+                "org.opencontainers.image.licenses": "Apache-2.0",
+            }
+            manifests, attestations, vex_contents = [], [], []
+            for platform in sorted(args.binaries):
+                binary = args.binaries[platform][program]
+                slug = "linux-" + platform.replace("/", "")
+                directory = os.path.join(work, program, slug)
+                os.makedirs(directory)
+                # The shipped binary has the name it has in the image, so that the SBOM and
+                # the notices name that file.
+                shipped = os.path.join(directory, program)
+                subprocess.run([PLATFORMS[platform][1], "-o", shipped, binary], check=True)
+                linked = sbom.linked_packages([shipped])
+                packages = [linked[0][k] for k in sorted(linked[0])]
+
+                problems = vex.check_evidence(statements, {binary: packages},
+                                              vex.defined_symbols, platform)
+                if problems:
+                    raise AssembleError("the VEX statements do not hold for these binaries:\n  "
+                                        + "\n  ".join(problems))
+                for source, source_version in vex.unreviewed(statements, packages):
+                    warnings.append(f"{program} ({platform}) links {source} {source_version}, "
+                                    "for which images/vex/statements.yaml has no statement: "
+                                    "review the CVEs known against it")
+
+                document = sbom.build(name, version, platform, [shipped], created, linked)
+                sbom_bytes = (json.dumps(document, indent=2) + "\n").encode()
+                notice_bytes = notices.notices(f"{program} {version} (linux/{platform})",
+                                               [shipped], linked).encode()
+                binary_bytes = file_bytes(shipped)
+                files = {
+                    program: (0o755, binary_bytes),
+                    "licenses/LICENSE": (0o644, license_text),
+                    "licenses/NOTICE": (0o644, notice_text),
+                    "licenses/THIRD-PARTY-NOTICES": (0o644, notice_bytes),
+                    f"sbom/{program}.spdx.json": (0o644, sbom_bytes),
+                }
+                files.update(scanner_files.files(packages, program, version))
+                manifest = layout.image(files, oci_platform(platform), epoch, ["/" + program],
+                                        labels, f"{program} {version}")
+                manifests.append(manifest)
+
+                subjects = [(f"pkg:docker/{name}@{tag}?platform="
+                             + urllib.parse.quote(f"linux/{platform}", safe=""),
+                             manifest["digest"].split(":")[1])]
+                if args.tarballs:
+                    archive_name = f"{program}-{version}-{slug}.tar.gz"
+                    data = tarball(f"{program}-{version}-{slug}", {
+                        program: (0o755, binary_bytes),
+                        "LICENSE": (0o644, license_text),
+                        "NOTICE": (0o644, notice_text),
+                        "THIRD-PARTY-NOTICES": (0o644, notice_bytes),
+                        f"{program}.spdx.json": (0o644, sbom_bytes),
+                    }, epoch)
+                    with open(os.path.join(args.out, archive_name), "wb") as f:
+                        f.write(data)
+                    written.append(archive_name)
+                    subjects.append((archive_name, sha256(data)))
+                statement = provenance.statement(
+                    subjects, args.source_url, args.tag, args.commit, version,
+                    f"linux/{platform}", args.command, epoch, packages, tools)
+                contents = [(platform, p) for p in packages]
+                vex_contents += contents
+                platform_vex = vex.document(
+                    f"{args.source_url}/vex/{program}/{version}/{slug}", VEX_AUTHOR, created,
+                    statements, [(image_purl(name, manifest["digest"]), contents)])
+                attestations.append(layout.attestation(manifest, [
+                    {"_type": provenance.STATEMENT, "predicateType": sbom.PREDICATE,
+                     "subject": [{"name": subjects[0][0], "digest": {"sha256": subjects[0][1]}}],
+                     "predicate": document},
+                    statement,
+                    {"_type": provenance.STATEMENT, "predicateType": vex.PREDICATE,
+                     "subject": [{"name": subjects[0][0], "digest": {"sha256": subjects[0][1]}}],
+                     "predicate": platform_vex},
+                ]))
+                for suffix, content in ((".spdx.json", sbom_bytes),
+                                        (".provenance.json", canonical(statement))):
+                    file_name = f"{program}-{slug}{suffix}"
+                    with open(os.path.join(args.out, file_name), "wb") as f:
+                        f.write(content)
+                    written.append(file_name)
+
+            index = layout.index(manifests + attestations, labels)
+            archive = layout.archive_bytes(index, tag, f"{name}:{tag}", epoch)
+            archive_name = f"{program}.oci.tar"
+            with open(os.path.join(args.out, archive_name), "wb") as f:
+                f.write(archive)
+            written.append(archive_name)
+            vex_name = f"{program}.openvex.json"
+            with open(os.path.join(args.out, vex_name), "wb") as f:
+                f.write(canonical(vex.document(
+                    f"{args.source_url}/vex/{program}/{version}", VEX_AUTHOR, created,
+                    statements, [(image_purl(name, index["digest"]), vex_contents)])))
+            written.append(vex_name)
+            print(f"{name}:{tag} index {index['digest']}")
+            for manifest in manifests:
+                platform = manifest["platform"]["architecture"] + (
+                    "/" + manifest["platform"]["variant"] if "variant" in manifest["platform"]
+                    else "")
+                layer = layout.json_blob(manifest)["layers"][0]
+                print(f"  linux/{platform:8} {manifest['digest']}  layer {layer['size']} bytes")
+    if args.release and warnings:
+        raise AssembleError("a release needs a reviewed VEX for every linked package:\n  "
+                            + "\n  ".join(sorted(set(warnings))))
+    for warning in sorted(set(warnings)):
+        print(f"warning: {warning}", file=sys.stderr)
+    return written
+
+
+def canonical(value):
+    return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode()
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        assemble(args)
+    except (AssembleError, vex.VexError, notices.NoticeError, sbom.SbomError, RuntimeError,
+            OSError, subprocess.CalledProcessError) as e:
+        print(f"assemble.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The images and release files are the same bytes whoever builds them, wherever, whenever: two
+assemblies of the same binaries (images/assemble.py, which images/release.sh and
+images/build-images.sh run), from copies of the binaries in different directories with different
+file times, modes and owners, under different umasks, time zones and locales, at different
+moments, write byte-identical files (the same image digests). And the comparison can fail: a
+binary one byte longer gives another index.
+
+    reproducible_test.py REGISTRAR DRIVER ARM64_REGISTRAR ARM64_DRIVER
+"""
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ASSEMBLE = os.path.join(HERE, "assemble.py")
+BINARIES = sys.argv[1:5]
+del sys.argv[1:5]
+
+
+def tree(directory):
+    """{file name: sha256} of a directory's files."""
+    return {name: hashlib.sha256(open(os.path.join(directory, name), "rb").read()).hexdigest()
+            for name in sorted(os.listdir(directory))}
+
+
+class Reproducible(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="ndr-repro-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work)
+
+    def assemble(self, name, umask, tz, lang, mtime, mode, owner, binaries=BINARIES):
+        """Copies the binaries into a directory of their own, as the given user with the given
+        times and modes, and assembles them from there; returns the output directory."""
+        inputs = os.path.join(self.work, name, "in")
+        os.makedirs(inputs)
+        copies = []
+        for i, binary in enumerate(binaries):
+            copy = os.path.join(inputs, f"{i}-{os.path.basename(binary)}")
+            shutil.copyfile(binary, copy)
+            os.chmod(copy, mode)
+            os.utime(copy, (mtime, mtime))
+            if owner is not None:
+                try:
+                    os.chown(copy, owner, owner)
+                except OSError:
+                    pass  # a user namespace without that user (Bazel's sandbox): owner unchanged
+            copies.append(copy)
+        out = os.path.join(self.work, name, "out")
+        env = dict(os.environ, TZ=tz, LANG=lang, LC_ALL=lang)
+        platforms = [f"amd64={copies[0]},{copies[1]}"]
+        if len(copies) == 4:
+            platforms.append(f"arm64={copies[2]},{copies[3]}")
+        run = subprocess.run(
+            ["/usr/bin/python3", ASSEMBLE, out, "--tarballs"] + platforms,
+            cwd=inputs, env=env, capture_output=True, text=True,
+            preexec_fn=lambda: os.umask(umask))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return out
+
+    def test_two_assemblies_are_the_same_bytes(self):
+        root = os.geteuid() == 0
+        first = self.assemble("a", 0o022, "UTC", "C.UTF-8", 946684800, 0o755, None)
+        # Another moment: wait for the clock's second to change, so that anything read from the
+        # clock would differ (an input of this test, not a wait for something to finish).
+        started = int(time.time())
+        deadline = time.monotonic() + 5
+        while int(time.time()) == started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = self.assemble("b", 0o077, "Asia/Tokyo", "C", int(time.time()), 0o700,
+                               65534 if root else None)
+        a, b = tree(first), tree(second)
+        self.assertEqual(sorted(a), sorted(b))
+        self.assertGreaterEqual(len(a), 13, sorted(a))
+        for name in a:
+            self.assertEqual(a[name], b[name], f"{name} differs between the two assemblies")
+
+        # What decides it, read back from an archive: every layer entry owned by 0:0 with no
+        # names, dated by the build's epoch (the image's created), and sorted.
+        with tarfile.open(os.path.join(first, "csi-node-driver-registrar.oci.tar")) as archive:
+            blob = lambda d: archive.extractfile("blobs/sha256/" + d["digest"].split(":")[1]).read()
+            index = json.loads(blob(json.load(archive.extractfile("index.json"))["manifests"][0]))
+            images = [m for m in index["manifests"] if m["platform"]["os"] == "linux"]
+            self.assertEqual(len(images), 2)
+            for image in images:
+                manifest = json.loads(blob(image))
+                config = json.loads(blob(manifest["config"]))
+                epoch = int(time.mktime(time.strptime(config["created"], "%Y-%m-%dT%H:%M:%SZ"))
+                            - time.timezone)
+                with tarfile.open(fileobj=io.BytesIO(blob(manifest["layers"][0]))) as layer:
+                    entries = layer.getmembers()
+                names = [e.name for e in entries]
+                self.assertEqual(names, sorted(names))
+                for entry in entries:
+                    self.assertEqual((entry.uid, entry.gid, entry.uname, entry.gname,
+                                      entry.mtime), (0, 0, "", "", epoch), entry.name)
+                    self.assertIn(entry.mode, (0o755, 0o644), entry.name)
+
+    def test_a_different_binary_gives_a_different_index(self):
+        # The driver with one section more, which strip keeps: it still runs and says the same
+        # --version, but it is not the same binary.
+        changed = os.path.join(self.work, "changed-driver")
+        extra = os.path.join(self.work, "extra")
+        with open(extra, "wb") as f:
+            f.write(b"one more byte than before")
+        subprocess.run(["objcopy", "--add-section", f".ndr.test={extra}", "--set-section-flags",
+                        ".ndr.test=readonly", BINARIES[1], changed], check=True)
+        one = self.assemble("c", 0o022, "UTC", "C", 0, 0o755, None, BINARIES[:2])
+        other = self.assemble("d", 0o022, "UTC", "C", 0, 0o755, None, [BINARIES[0], changed])
+        a, b = tree(one), tree(other)
+        self.assertEqual(a["csi-node-driver-registrar.oci.tar"],
+                         b["csi-node-driver-registrar.oci.tar"])
+        self.assertNotEqual(a["sample-csi-driver.oci.tar"], b["sample-csi-driver.oci.tar"])
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(HERE, "..", "test", "util"))
+    import unittest_junit  # noqa: E402
+    unittest_junit.main("reproducible")
