@@ -121,10 +121,10 @@ step "Starting the kubelet side, watching $registry"
 pids+=($!)
 wait_for_text "$work/node-status.json" nodeName
 
-step "Starting our registrar beside the driver (--requires-publish-pod)"
+step "Starting our registrar beside the driver ($("$bin/registrar/csi-node-driver-registrar" --version | head -n 1))"
 "$bin/registrar/csi-node-driver-registrar" --csi-address="$driver_socket" \
   --kubelet-registration-path="$driver_socket" --plugin-registration-path="$registry" \
-  --requires-publish-pod 2>"$work/registrar.log" &
+  2>"$work/registrar.log" &
 registrar_pid=$!
 pids+=($registrar_pid)
 wait_for_text "$work/node-status.json" sample.csi.example.com
