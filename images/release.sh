@@ -64,7 +64,7 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "==> cloning $tag (${commit:0:12}) into $work/src"
-git clone --quiet --no-hardlinks --branch "$tag" "$top" "$work/src"
+git -c advice.detachedHead=false clone --quiet --no-hardlinks --branch "$tag" "$top" "$work/src"
 cd "$work/src"
 # What the tag's own build needs (its install script), and apt's lists made current, so that the
 # check below compares with what Debian publishes today.

@@ -320,7 +320,9 @@ def build(name, version, platform, binaries, created, linked=None):
             "supplier": "Organization: Debian",
             "downloadLocation": "NOASSERTION",
             "filesAnalyzed": False,
-            "sourceInfo": f"built from Debian source package {source} {source_version}",
+            # The wording Syft and Trivy write and read: Trivy matches Debian's advisories by the
+            # source package it names here.
+            "sourceInfo": f"built package from: {source} {source_version}",
             "primaryPackagePurpose": "LIBRARY",
             "externalRefs": [{
                 "referenceCategory": "PACKAGE-MANAGER",
@@ -336,6 +338,9 @@ def build(name, version, platform, binaries, created, linked=None):
             {"spdxElementId": package_id, "relationshipType": "GENERATED_FROM",
              "relatedSpdxElement": source_id})
         sources[source_id] = (source, source_version)
+    # Source packages carry no purl: a scanner (Trivy) takes every package with a purl for an
+    # installed one and would report each CVE twice, for the binary package and for its source.
+    # The binary packages' purls name their source (upstream=), and GENERATED_FROM links them.
     for source_id, (source, source_version) in sorted(sources.items()):
         document["packages"].append({
             "SPDXID": source_id,
@@ -345,11 +350,6 @@ def build(name, version, platform, binaries, created, linked=None):
             "downloadLocation": "NOASSERTION",
             "filesAnalyzed": False,
             "primaryPackagePurpose": "SOURCE",
-            "externalRefs": [{
-                "referenceCategory": "PACKAGE-MANAGER",
-                "referenceType": "purl",
-                "referenceLocator": purl(source, source_version, "source", distro=distro),
-            }],
         })
     for binary in binaries:
         with open(binary, "rb") as f:

@@ -75,6 +75,13 @@ sha256 = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
 assert {"algorithm": "SHA256", "checksumValue": sha256} in entry["checksums"], entry
 links = [r for r in document["relationships"] if r["relationshipType"] == "STATIC_LINK"]
 assert len(links) == sum(1 for p in document["packages"] if p.get("primaryPackagePurpose") == "LIBRARY")
+# Trivy reads the source package from sourceInfo, and would count a source package with a purl as
+# an installed package of its own (each CVE twice): sources have none.
+for p in document["packages"]:
+    if p.get("primaryPackagePurpose") == "LIBRARY":
+        assert p["sourceInfo"].startswith("built package from: "), p
+    if p.get("primaryPackagePurpose") == "SOURCE":
+        assert "externalRefs" not in p, p
 PYTHON
 
 # Another architecture: the sysroot's packages, arm64 ones.
