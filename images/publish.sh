@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Publishes a release that images/release.sh built: pushes every image index to a registry, with
+# all its platforms and attestations, then signs it and attests its documents with cosign.
+#
+#   bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--no-tlog] [--cosign=PATH]
+#
+# e.g. bash images/publish.sh /tmp/release-1.0.0 registry.example.com/storage --key cosign.key
+# pushes REPOSITORY/csi-node-driver-registrar:VERSION and REPOSITORY/sample-csi-driver:VERSION
+# (skopeo copy --all: the index, every platform, the BuildKit attestations), checks that each
+# pushed index has the release's digest (release/digests.txt), then with cosign:
+#
+#   - signs each index and every manifest in it (cosign sign --recursive);
+#   - attests each platform's image with its SPDX SBOM (--type spdxjson) and SLSA v1 provenance
+#     (--type slsaprovenance1), and each index with the release's OpenVEX (--type openvex), where
+#     cosign verify-attestation and trivy --vex oci find them.
+#
+# COSIGN_PASSWORD must hold the key's password. --no-tlog signs without the transparency log
+# (--tlog-upload=false), for a registry or a machine that cannot reach it; verify such signatures
+# with cosign's --insecure-ignore-tlog. Needs skopeo (Debian) and cosign; prints each index's
+# digest.
+set -euo pipefail
+usage="usage: bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--no-tlog] [--cosign=PATH]"
+release= repository= key= tlog=true cosign=cosign
+positional=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --key) key=${2:-}; shift 2 ;;
+    --key=*) key=${1#*=}; shift ;;
+    --no-tlog) tlog=false; shift ;;
+    --cosign=*) cosign=${1#*=}; shift ;;
+    -*) echo "publish.sh: unknown flag $1; $usage" >&2; exit 2 ;;
+    *) positional+=("$1"); shift ;;
+  esac
+done
+[ ${#positional[@]} -eq 2 ] && [ -n "$key" ] || { echo "$usage" >&2; exit 2; }
+release=${positional[0]} repository=${positional[1]%/}
+fail() {
+  echo "publish.sh: $*" >&2
+  exit 1
+}
+[ -f "$release/SHA256SUMS" ] && [ -f "$release/digests.txt" ] ||
+  fail "$release is not a release directory (no SHA256SUMS or digests.txt; make one with images/release.sh)"
+(cd "$release" && sha256sum --quiet -c SHA256SUMS) ||
+  fail "$release does not match its SHA256SUMS: a file was changed or is missing"
+[ -f "$key" ] || fail "no cosign key at $key (cosign generate-key-pair makes one)"
+command -v skopeo >/dev/null || fail "skopeo is missing: apt-get install skopeo"
+command -v "$cosign" >/dev/null || fail "cosign is missing: go install github.com/sigstore/cosign/v2/cmd/cosign@v2.6.5, or --cosign=PATH"
+[ -n "${COSIGN_PASSWORD+set}" ] || fail "set COSIGN_PASSWORD to the key's password (empty for none)"
+export COSIGN_YES=true
+tlog_flags=()
+$tlog || tlog_flags=(--tlog-upload=false)
+# Plain HTTP for a registry on this machine, as cosign itself allows for localhost.
+tls=()
+case $repository in localhost:* | localhost/* | 127.0.0.1:* | 127.0.0.1/*) tls=(--dest-tls-verify=false) ;; esac
+
+# Each image: its name, tag, index digest, and each platform with its manifest digest.
+images=$(python3 - "$release" <<'PYTHON'
+import json, os, sys, tarfile
+release = sys.argv[1]
+for archive in sorted(f for f in os.listdir(release) if f.endswith(".oci.tar")):
+    with tarfile.open(os.path.join(release, archive)) as tar:
+        blob = lambda d: json.load(tar.extractfile("blobs/sha256/" + d["digest"].split(":")[1]))
+        top = json.load(tar.extractfile("index.json"))["manifests"][0]
+        tag = top["annotations"]["org.opencontainers.image.ref.name"]
+        for entry in blob(top)["manifests"]:
+            p = entry["platform"]
+            if p["os"] == "linux":
+                platform = p["architecture"] + p.get("variant", "")
+                print(archive[:-len(".oci.tar")], tag, top["digest"], platform, entry["digest"])
+PYTHON
+)
+[ -n "$images" ] || fail "$release holds no image archive"
+
+for program in $(cut -d' ' -f1 <<<"$images" | sort -u); do
+  read -r _ tag digest _ <<<"$(grep -m1 "^$program " <<<"$images")"
+  grep -q " index $digest\$" "$release/digests.txt" ||
+    fail "$program's archive holds index $digest, which digests.txt does not list"
+  echo "==> $repository/$program:$tag"
+  skopeo copy --quiet --all "${tls[@]}" "oci-archive:$release/$program.oci.tar" \
+    "docker://$repository/$program:$tag"
+  pushed=sha256:$(skopeo inspect --raw "${tls[@]/dest-/}" "docker://$repository/$program:$tag" |
+    sha256sum | cut -d' ' -f1)
+  [ "$pushed" = "$digest" ] || fail "$repository/$program:$tag is $pushed after the push, not $digest"
+  "$cosign" sign --key "$key" "${tlog_flags[@]}" --recursive "$repository/$program@$digest" >/dev/null
+  while read -r _ _ _ platform manifest; do
+    predicate=$(mktemp)
+    python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["predicate"]))' \
+      "$release/$program-linux-$platform.provenance.json" >"$predicate"
+    "$cosign" attest --key "$key" "${tlog_flags[@]}" --type spdxjson \
+      --predicate "$release/$program-linux-$platform.spdx.json" "$repository/$program@$manifest" >/dev/null
+    "$cosign" attest --key "$key" "${tlog_flags[@]}" --type slsaprovenance1 \
+      --predicate "$predicate" "$repository/$program@$manifest" >/dev/null
+    rm -f "$predicate"
+  done < <(grep "^$program " <<<"$images")
+  "$cosign" attest --key "$key" "${tlog_flags[@]}" --type openvex \
+    --predicate "$release/$program.openvex.json" "$repository/$program@$digest" >/dev/null
+  echo "    $digest: pushed, signed (index and images), SBOM and provenance per platform, VEX attested"
+done
