@@ -51,22 +51,76 @@ EOF
 # The driver arguments this run adds to deploy/'s (the same for kubeletclient's prediction).
 RN_DRIVER_ARGS=(--topology=topology.sample.csi.example.com/zone=real-node-zone --max_volumes_per_node=7)
 
-# 1. deploy/ (our registrar beside the sample driver) becomes Ready, kubelet registers the
-# plugin through our socket, and the API server holds what kubelet learnt (seed 004).
+# deploy/ as shipped, applied as an operator would (kubectl apply -k) through a kustomization of
+# the run's own whose one change is kustomize's images: the tags of the images this run built and
+# imported, in place of the release's.
+deploy_overlay() {
+  local tag dir=$RN_WORK/deploy
+  tag=$("$RN_TOOLS/csi-node-driver-registrar" --version | head -n 1 | cut -d' ' -f2 | tr + _)
+  mkdir -p "$dir"
+  cat >"$dir/kustomization.yaml" <<EOF2
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="$dir" "$repo/deploy")
+images:
+- name: localhost/ndr/csi-node-driver-registrar
+  newTag: "$tag"
+- name: localhost/ndr/sample-csi-driver
+  newTag: "$tag"
+EOF2
+  echo "$dir"
+}
+
+# 1. deploy/ (our registrar beside the sample driver), unchanged, becomes Ready, kubelet registers
+# the plugin through our socket, a pod's inline volume gets the pod's information (podInfoOnMount),
+# and the API server holds what kubelet learnt.
 check_registration() {
-  local name=registration
-  rn_kubectl apply -f "$repo/deploy/csidriver.yaml" -f "$repo/deploy/daemonset.yaml" >&2 || {
-    result FAIL $name "kubectl apply of deploy/ failed"
+  local name=registration deployed out uid
+  deployed=$(deploy_overlay)
+  rn_kubectl apply -k "$deployed" >&2 || {
+    result FAIL $name "kubectl apply -k of deploy/ (its images' tags rewritten, nothing else) failed"
     return
   }
+  if ! rn_kubectl -n kube-system rollout status daemonset sample-csi-node --timeout=180s >&2 ||
+    ! poll 60 daemonset_ready; then
+    rn_kubectl -n kube-system describe pods -l app.kubernetes.io/name=sample-csi-node >&2
+    result FAIL $name "deploy/ as shipped did not become Ready within 180 s (pods described above)"
+    return
+  fi
+  # As shipped, deploy/ gives pods their information.
+  poll 120 rn_kubectl -n default get serviceaccount default >/dev/null 2>&1
+  inline_pod deploy-info | rn_kubectl apply -f - >&2
+  if ! poll 120 pod_running default deploy-info; then
+    rn_kubectl -n default describe pod deploy-info >&2
+    result FAIL $name "with deploy/ as shipped, a pod with an inline volume did not run (described above)"
+    return
+  fi
+  uid=$(rn_kubectl -n default get pod deploy-info -o 'jsonpath={.metadata.uid}')
+  out=$(volume_files "$uid" info)
+  rn_kubectl -n default delete pod deploy-info --wait=true --timeout=120s >&2
+  if ! python3 - "$out" "$uid" <<'EOF2'; then
+import json, sys
+files, uid = json.loads(sys.argv[1]), sys.argv[2]
+want = {"pod.name": "deploy-info", "pod.namespace": "default", "pod.uid": uid,
+        "serviceAccount.name": "default"}
+for key, value in want.items():
+    assert [v for k, v in files.items() if k.endswith(key)] == [value], (key, files)
+EOF2
+    result FAIL $name "with deploy/ as shipped, the inline volume does not hold the pod's information: $out"
+    return
+  fi
   # The manifests' driver reports no topology and no volume limit; this run gives it both, so
   # that the CSINode and Node fields they lead to are checked too.
   # It also records every request it receives (--record, in its socket directory on the host),
-  # for the comparison with kubeletclient (prediction.sh).
+  # for the comparison with kubeletclient (prediction.sh), and the registrar says
+  # --requires-publish-pod (the deploy/csiregistration overlay's change), which check 2 shows a
+  # real kubelet never asks about.
   local arg patch=()
   for arg in "${RN_DRIVER_ARGS[@]}" --record=/csi/calls.jsonl; do
     patch+=("{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/args/-\", \"value\": \"$arg\"}")
   done
+  patch+=("{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/1/args/-\", \"value\": \"--requires-publish-pod\"}")
   rn_kubectl -n kube-system patch daemonset sample-csi-node --type=json \
     -p "[$(IFS=,; echo "${patch[*]}")]" >&2 || {
     result FAIL $name "patching the DaemonSet's driver arguments failed"
@@ -94,7 +148,7 @@ check_registration() {
   if ((${#problems[@]})); then
     result FAIL $name "$(IFS=';'; echo "${problems[*]}")"
   else
-    result PASS $name "DaemonSet Ready; kubelet registered $DRIVER through $socket; CSINode: nodeID $RN_NODE, topology key and allocatable 7; Node: nodeid annotation and zone label"
+    result PASS $name "deploy/ as shipped (images' tags rewritten only) Ready, and a pod's inline volume holds the pod's name, namespace, UID and service account (podInfoOnMount); kubelet registered $DRIVER through $socket; CSINode: nodeID $RN_NODE, topology key and allocatable 7; Node: nodeid annotation and zone label"
   fi
 }
 
@@ -250,7 +304,7 @@ EOF2
   fi
 
   # podInfoOnMount false: the CSIDriver is recreated without it; the registrar still says
-  # requires_publish_pod (deploy/daemonset.yaml passes --requires-publish-pod).
+  # requires_publish_pod (check 1 gave it --requires-publish-pod, as deploy/csiregistration does).
   rn_kubectl delete csidriver "$DRIVER" >&2
   sed 's/podInfoOnMount: true/podInfoOnMount: false/' "$repo/deploy/csidriver.yaml" | rn_kubectl apply -f - >&2
   if ! out=$(run_inline_pod inline-no-info inline-no-info); then
@@ -299,7 +353,7 @@ spec:
   hostNetwork: true
   containers:
   - name: driver
-    image: localhost/ndr/sample-csi-driver:0.1.0
+    image: localhost/ndr/sample-csi-driver:$("$RN_TOOLS/csi-node-driver-registrar" --version | head -n 1 | cut -d' ' -f2 | tr + _)
     args: [--endpoint=unix:///csi/csi.sock, --drivername=$DRIVER, --nodeid=controller, --controller]
     volumeMounts: [{name: socket-dir, mountPath: /csi}]
   - name: csi-provisioner
