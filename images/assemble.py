@@ -24,15 +24,16 @@ For each program (csi-node-driver-registrar, sample-csi-driver) it writes, into 
 
 Each platform's image holds the binary at /PROGRAM (the entrypoint), /licenses/LICENSE,
 /licenses/NOTICE and /licenses/THIRD-PARTY-NOTICES (images/notices.py), the SBOM at
-/sbom/PROGRAM.spdx.json, and for scanners in their default mode an /etc/os-release naming the Debian release the packages are from
-and a /var/lib/dpkg/status.d/ entry per package (images/scanner_files.py). The index carries,
+/sbom/PROGRAM.spdx.json, and for scanners in their default mode an /etc/os-release and
+/etc/debian_version naming the Debian release the packages are from and a /var/lib/dpkg/status.d/
+entry per package (images/scanner_files.py). The index carries,
 per platform, a BuildKit attestation manifest with the SBOM, the provenance and the VEX, which
 docker buildx imagetools and scanners read. Everything is byte for byte reproducible
 (images/oci.py): the same binaries and arguments give the same files.
 
---release turns what a development build only warns about into errors: Debian source versions
-that no VEX statement has been reviewed for. A VEX statement that a binary contradicts is an error
-either way.
+Before anything is written, the VEX statements are checked against the binaries: one that a
+binary contradicts is an error; a linked Debian source version that no statement has been reviewed
+for is a warning, and with --release an error.
 """
 
 import argparse
@@ -174,6 +175,18 @@ def parse_args(argv):
     return args
 
 
+def statement(predicate_type, subject, predicate):
+    """An in-toto statement about one subject, (name, sha256 hex)."""
+    return {"_type": provenance.STATEMENT, "predicateType": predicate_type,
+            "subject": [{"name": subject[0], "digest": {"sha256": subject[1]}}],
+            "predicate": predicate}
+
+
+def write(directory, name, content):
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(content)
+
+
 def assemble(args):
     builds = {}
     for platform, programs in sorted(args.binaries.items()):
@@ -184,9 +197,8 @@ def assemble(args):
         raise AssembleError("the binaries are not of one build:\n  " + "\n  ".join(
             f"{', '.join(who)}: {version}, commit {commit}, built {date}"
             for (version, commit, date), who in sorted(builds.items())))
-    (version, args.commit, date), = builds
+    (version, commit, date), = builds
     epoch = epoch_of(date)
-    os.makedirs(args.out, exist_ok=True)
     tag = version.replace("+", "_")
     created = oci.rfc3339(epoch)
     statements = vex.load_statements(args.vex)
@@ -194,9 +206,40 @@ def assemble(args):
     notice_text = file_bytes(os.path.join(ROOT, "NOTICE"))
     triples = sorted({PLATFORMS[p][2] for p in args.binaries if PLATFORMS[p][2]})
     tools = provenance.toolchain(triples)
-    written, warnings = [], []
 
     with tempfile.TemporaryDirectory(prefix="ndr-assemble-") as work:
+        # First what each binary links, and whether the VEX holds for it, before anything is
+        # written: a refused build leaves nothing behind.
+        shipped, problems, unreviewed = {}, [], set()
+        for program, _ in PROGRAMS:
+            for platform in sorted(args.binaries):
+                binary = args.binaries[platform][program]
+                directory = os.path.join(work, program, platform.replace("/", ""))
+                os.makedirs(directory)
+                # The shipped binary has the name it has in the image, so that the SBOM and the
+                # notices name that file.
+                path = os.path.join(directory, program)
+                subprocess.run([PLATFORMS[platform][1], "-o", path, binary], check=True)
+                linked = sbom.linked_packages([path])
+                packages = [linked[0][k] for k in sorted(linked[0])]
+                shipped[program, platform] = (path, linked, packages)
+                problems += vex.check_evidence(statements, {binary: packages},
+                                               vex.defined_symbols, platform)
+                unreviewed |= {f"{program} ({platform}) links {source} {source_version}"
+                               for source, source_version in vex.unreviewed(statements, packages)}
+        if problems:
+            raise AssembleError("the VEX statements do not hold for these binaries:\n  "
+                                + "\n  ".join(problems))
+        if unreviewed and args.release:
+            raise AssembleError(
+                "a release needs the CVEs known against every linked Debian source version "
+                "reviewed in images/vex/statements.yaml; none are for:\n  "
+                + "\n  ".join(sorted(unreviewed)))
+        for line in sorted(unreviewed):
+            print(f"warning: {line}, which images/vex/statements.yaml has not been reviewed "
+                  "for: its VEX leaves it out", file=sys.stderr)
+
+        os.makedirs(args.out, exist_ok=True)
         for program, description in PROGRAMS:
             name = args.image_prefix + program
             layout = oci.Layout()
@@ -204,39 +247,20 @@ def assemble(args):
                 "org.opencontainers.image.title": program,
                 "org.opencontainers.image.description": description,
                 "org.opencontainers.image.version": version,
-                "org.opencontainers.image.revision": args.commit,
+                "org.opencontainers.image.revision": commit,
                 "org.opencontainers.image.source": args.source_url,
                 "org.opencontainers.image.created": created,
                 "org.opencontainers.image.licenses": "Apache-2.0",
             }
             manifests, attestations, vex_contents = [], [], []
             for platform in sorted(args.binaries):
-                binary = args.binaries[platform][program]
+                path, linked, packages = shipped[program, platform]
                 slug = "linux-" + platform.replace("/", "")
-                directory = os.path.join(work, program, slug)
-                os.makedirs(directory)
-                # The shipped binary has the name it has in the image, so that the SBOM and
-                # the notices name that file.
-                shipped = os.path.join(directory, program)
-                subprocess.run([PLATFORMS[platform][1], "-o", shipped, binary], check=True)
-                linked = sbom.linked_packages([shipped])
-                packages = [linked[0][k] for k in sorted(linked[0])]
-
-                problems = vex.check_evidence(statements, {binary: packages},
-                                              vex.defined_symbols, platform)
-                if problems:
-                    raise AssembleError("the VEX statements do not hold for these binaries:\n  "
-                                        + "\n  ".join(problems))
-                for source, source_version in vex.unreviewed(statements, packages):
-                    warnings.append(f"{program} ({platform}) links {source} {source_version}, "
-                                    "for which images/vex/statements.yaml has no statement: "
-                                    "review the CVEs known against it")
-
-                document = sbom.build(name, version, platform, [shipped], created, linked)
+                document = sbom.build(name, version, platform, [path], created, linked)
                 sbom_bytes = (json.dumps(document, indent=2) + "\n").encode()
                 notice_bytes = notices.notices(f"{program} {version} (linux/{platform})",
-                                               [shipped], linked).encode()
-                binary_bytes = file_bytes(shipped)
+                                               [path], linked).encode()
+                binary_bytes = file_bytes(path)
                 files = {
                     program: (0o755, binary_bytes),
                     "licenses/LICENSE": (0o644, license_text),
@@ -247,11 +271,12 @@ def assemble(args):
                 files.update(scanner_files.files(packages, program, version))
                 manifest = layout.image(files, oci_platform(platform), epoch, ["/" + program],
                                         labels, f"{program} {version}")
-                manifests.append(manifest)
+                manifests.append((platform, manifest))
 
-                subjects = [(f"pkg:docker/{name}@{tag}?platform="
-                             + urllib.parse.quote(f"linux/{platform}", safe=""),
-                             manifest["digest"].split(":")[1])]
+                image = (f"pkg:docker/{name}@{tag}?platform="
+                         + urllib.parse.quote(f"linux/{platform}", safe=""),
+                         manifest["digest"].split(":")[1])
+                subjects = [image]
                 if args.tarballs:
                     archive_name = f"{program}-{version}-{slug}.tar.gz"
                     data = tarball(f"{program}-{version}-{slug}", {
@@ -261,59 +286,32 @@ def assemble(args):
                         "THIRD-PARTY-NOTICES": (0o644, notice_bytes),
                         f"{program}.spdx.json": (0o644, sbom_bytes),
                     }, epoch)
-                    with open(os.path.join(args.out, archive_name), "wb") as f:
-                        f.write(data)
-                    written.append(archive_name)
+                    write(args.out, archive_name, data)
                     subjects.append((archive_name, sha256(data)))
-                statement = provenance.statement(
-                    subjects, args.source_url, args.tag, args.commit, version,
-                    f"linux/{platform}", args.command, epoch, packages, tools)
+                built = provenance.statement(
+                    subjects, args.source_url, args.tag, commit, version, f"linux/{platform}",
+                    args.command, epoch, packages, tools)
                 contents = [(platform, p) for p in packages]
                 vex_contents += contents
                 platform_vex = vex.document(
                     f"{args.source_url}/vex/{program}/{version}/{slug}", VEX_AUTHOR, created,
                     statements, [(image_purl(name, manifest["digest"]), contents)])
                 attestations.append(layout.attestation(manifest, [
-                    {"_type": provenance.STATEMENT, "predicateType": sbom.PREDICATE,
-                     "subject": [{"name": subjects[0][0], "digest": {"sha256": subjects[0][1]}}],
-                     "predicate": document},
-                    statement,
-                    {"_type": provenance.STATEMENT, "predicateType": vex.PREDICATE,
-                     "subject": [{"name": subjects[0][0], "digest": {"sha256": subjects[0][1]}}],
-                     "predicate": platform_vex},
-                ]))
-                for suffix, content in ((".spdx.json", sbom_bytes),
-                                        (".provenance.json", canonical(statement))):
-                    file_name = f"{program}-{slug}{suffix}"
-                    with open(os.path.join(args.out, file_name), "wb") as f:
-                        f.write(content)
-                    written.append(file_name)
+                    statement(sbom.PREDICATE, image, document), built,
+                    statement(vex.PREDICATE, image, platform_vex)]))
+                write(args.out, f"{program}-{slug}.spdx.json", sbom_bytes)
+                write(args.out, f"{program}-{slug}.provenance.json", canonical(built))
 
-            index = layout.index(manifests + attestations, labels)
-            archive = layout.archive_bytes(index, tag, f"{name}:{tag}", epoch)
-            archive_name = f"{program}.oci.tar"
-            with open(os.path.join(args.out, archive_name), "wb") as f:
-                f.write(archive)
-            written.append(archive_name)
-            vex_name = f"{program}.openvex.json"
-            with open(os.path.join(args.out, vex_name), "wb") as f:
-                f.write(canonical(vex.document(
-                    f"{args.source_url}/vex/{program}/{version}", VEX_AUTHOR, created,
-                    statements, [(image_purl(name, index["digest"]), vex_contents)])))
-            written.append(vex_name)
+            index = layout.index([m for _, m in manifests] + attestations, labels)
+            write(args.out, f"{program}.oci.tar",
+                  layout.archive_bytes(index, tag, f"{name}:{tag}", epoch))
+            write(args.out, f"{program}.openvex.json", canonical(vex.document(
+                f"{args.source_url}/vex/{program}/{version}", VEX_AUTHOR, created, statements,
+                [(image_purl(name, index["digest"]), vex_contents)])))
             print(f"{name}:{tag} index {index['digest']}")
-            for manifest in manifests:
-                platform = manifest["platform"]["architecture"] + (
-                    "/" + manifest["platform"]["variant"] if "variant" in manifest["platform"]
-                    else "")
+            for platform, manifest in manifests:
                 layer = layout.json_blob(manifest)["layers"][0]
                 print(f"  linux/{platform:8} {manifest['digest']}  layer {layer['size']} bytes")
-    if args.release and warnings:
-        raise AssembleError("a release needs a reviewed VEX for every linked package:\n  "
-                            + "\n  ".join(sorted(set(warnings))))
-    for warning in sorted(set(warnings)):
-        print(f"warning: {warning}", file=sys.stderr)
-    return written
 
 
 def canonical(value):

@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 
+from sbom import quote  # the purls spelt as the SBOM spells them
+
 STATEMENT = "https://in-toto.io/Statement/v1"
 PREDICATE = "https://slsa.dev/provenance/v1"
 
@@ -65,7 +67,6 @@ def toolchain(triples):
 
 
 def deb_purl(name, version, arch):
-    from sbom import quote  # the same purl spelling as the SBOM's
     return f"pkg:deb/debian/{quote(name)}@{quote(version)}?arch={quote(arch)}"
 
 
@@ -81,7 +82,7 @@ def statement(subjects, source_url, tag, commit, version, platform, command, epo
         "predicateType": PREDICATE,
         "predicate": {
             "buildDefinition": {
-                "buildType": f"{source_url}/blob/{commit}/images/release.sh",
+                "buildType": f"{source_url}/images/release.sh@v1",
                 "externalParameters": {
                     "source": source,
                     "version": version,
@@ -102,7 +103,7 @@ def statement(subjects, source_url, tag, commit, version, platform, command, epo
             },
             "runDetails": {
                 "builder": {
-                    "id": f"{source_url}/blob/{commit}/images/release.sh",
+                    "id": f"{source_url}/images/release.sh@{commit}",
                     "builderDependencies": [
                         {"uri": deb_purl(package, package_version, arch), "name": package,
                          "annotations": {"tool": tool}}

@@ -25,7 +25,8 @@
 #     from the Debian advisories recorded in images/vex/statements.yaml and says so in the table.
 #  8. containerd pulls the registrar and the sample driver from the registry, as a node does, runs
 #     the registrar's --version, and a registration round trip: the driver's container and the
-#     registrar's, sharing a socket directory, answer kubeletclient probe as kubelet.
+#     registrar's, sharing a socket directory, answer kubeletclient probe as kubelet (which then
+#     dials the driver through the same directory for NodeGetInfo).
 #
 # Every check is a row: PASS, FAIL with what was wrong, or NOT RUN with why; the exit status is 1
 # if any is not PASS. --tools-dir keeps the built tools (default /var/cache/ndr-release-check);
@@ -442,15 +443,15 @@ else
   "${ctr[@]}" run -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
     --mount "type=bind,src=$run/registration,dst=/registration,options=rbind:rw" \
     "$registry/ndr/csi-node-driver-registrar:$tag" rc-registrar /csi-node-driver-registrar \
-    --csi-address=/csi/csi.sock \
-    --kubelet-registration-path=/var/lib/kubelet/plugins/sample.csi.example.com/csi.sock \
+    --csi-address=/csi/csi.sock --kubelet-registration-path="$run/csi/csi.sock" \
     >"$log/run-registrar.log" 2>&1 ||
     node_problems+=("running the registrar: $(tail -n 2 "$log/run-registrar.log" | tr '\n' ' ')")
   socket=$run/registration/sample.csi.example.com-reg.sock
   for _ in $(seq 1 100); do [ -S "$socket" ] && break; sleep 0.1; done
   bazel build -c opt //kubeletclient:kubeletclient >"$log/kubeletclient-build.log" 2>&1 &&
     probe=$("$(bazel info -c opt bazel-bin 2>/dev/null)/kubeletclient/kubeletclient" probe \
-      --registration-socket="$socket" 2>&1) && [[ "$probe" == *'"name": "sample.csi.example.com"'* ]] ||
+      --registration-socket="$socket" 2>&1) && [[ "$probe" == *'"name": "sample.csi.example.com"'* ]] &&
+    [[ "$probe" == *'"nodeId": "release-check"'* ]] ||
     node_problems+=("kubeletclient probe of $socket: $(echo "$probe" | tail -n 3 | tr '\n' ' ')")
   for task in rc-registrar rc-driver; do
     "${ctr[@]}" tasks kill -s SIGTERM "$task" >/dev/null 2>&1

@@ -4,7 +4,9 @@ assemblies of the same binaries (images/assemble.py, which images/release.sh and
 images/build-images.sh run), from copies of the binaries in different directories with different
 file times, modes and owners, under different umasks, time zones and locales, at different
 moments, write byte-identical files (the same image digests). And the comparison can fail: a
-binary one byte longer gives another index.
+binary one section larger gives another index. What assembly refuses (binaries of two builds, a
+VEX statement a binary contradicts, an unreviewed package version in a release) it refuses before
+writing anything.
 
     reproducible_test.py REGISTRAR DRIVER ARM64_REGISTRAR ARM64_DRIVER
 """
@@ -123,6 +125,75 @@ class Reproducible(unittest.TestCase):
         self.assertEqual(a["csi-node-driver-registrar.oci.tar"],
                          b["csi-node-driver-registrar.oci.tar"])
         self.assertNotEqual(a["sample-csi-driver.oci.tar"], b["sample-csi-driver.oci.tar"])
+
+
+class Refusals(unittest.TestCase):
+    """What assemble.py refuses, it refuses before writing anything."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="ndr-refuse-")
+        self.addCleanup(shutil.rmtree, self.work)
+
+    def run_assemble(self, *args, binaries=BINARIES[:2]):
+        out = os.path.join(self.work, "out")
+        run = subprocess.run(["/usr/bin/python3", ASSEMBLE, out] + list(args)
+                             + [f"amd64={binaries[0]},{binaries[1]}"],
+                             capture_output=True, text=True)
+        return run, out
+
+    def statements(self, text):
+        path = os.path.join(self.work, "statements.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_binaries_of_two_builds(self):
+        # The driver's stamped commit changed: it says another build than the registrar.
+        data = open(BINARIES[1], "rb").read()
+        version = subprocess.run([BINARIES[1], "--version"], capture_output=True, text=True).stdout
+        commit = version.split("commit: ")[1].split("\n")[0].encode()
+        self.assertEqual(len(commit), 40, version)
+        other = commit[:-1] + (b"0" if commit[-1:] != b"0" else b"1")
+        changed = os.path.join(self.work, "driver")
+        with open(changed, "wb") as f:
+            f.write(data.replace(commit, other))
+        os.chmod(changed, 0o755)
+        run, out = self.run_assemble(binaries=[BINARIES[0], changed])
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("the binaries are not of one build", run.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_a_statement_a_binary_contradicts(self):
+        # "main is not linked": every binary has a main.
+        path = self.statements("""statements:
+- vulnerability: CVE-0000-0001
+  source: glibc
+  versions: [%s]
+  status: not_affected
+  justification: vulnerable_code_not_present
+  impact: pretend
+  absent_symbols: [main]
+""" % ", ".join(f'"{v}"' for v in self.glibc_versions()))
+        run, out = self.run_assemble("--vex", path)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("says main is not in", run.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_unreviewed_versions_warn_and_refuse_a_release(self):
+        path = self.statements("statements: []\n")
+        run, out = self.run_assemble("--vex", path, "--release")
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("a release needs the CVEs known against every linked", run.stderr)
+        self.assertFalse(os.path.exists(out))
+        run, out = self.run_assemble("--vex", path)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("has not been reviewed", run.stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "csi-node-driver-registrar.oci.tar")))
+
+    def glibc_versions(self):
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${source:Version}", "libc6-dev"],
+                             capture_output=True, text=True, check=True).stdout
+        return [out]
 
 
 if __name__ == "__main__":
