@@ -1,7 +1,7 @@
 // Wire compatibility of the three proto packages with the real ones.
 //
-// Each expected byte string below was derived by hand from the field numbers in
-// ../shared/design/CONTRACT.md (tag byte = field_number << 3 | wire_type; wire type 0 is a varint,
+// Each expected byte string below was derived by hand from the field numbers of the real protos
+// (kubelet's pluginregistration api.proto, the CSI spec's csi.proto) (tag byte = field_number << 3 | wire_type; wire type 0 is a varint,
 // 2 a length-delimited field), not produced by this code. Method paths are checked by calling the
 // generated services through a generic (untyped) gRPC client with the literal paths the real
 // kubelet and CSI drivers use.

@@ -700,8 +700,8 @@ TEST_F(RegistrarTest, StoppingLeavesANewerRegistrarsSocket) {
   EXPECT_TRUE(Serving());
 }
 
-// The registration watchdog (registration_watchdog.h), against the three kubelets of issue 21:
-// one that never confirms, one that confirms only the second offer, one that confirms at once.
+// The registration watchdog (registration_watchdog.h), against three kinds of kubelet: one that
+// never confirms, one that confirms only the second offer, one that confirms at once.
 TEST_F(RegistrarTest, WatchdogOffersAgainWhileKubeletNeverConfirms) {
   auto driver = StartDriver();
   PolicyKubelet kubelet(reg_socket_, [](int) { return false; });

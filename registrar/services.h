@@ -1,8 +1,8 @@
 // The gRPC services the registrar serves to kubelet on the registration socket.
 //
 // pluginregistration.Registration is kubelet's plugin-registration API; CSIRegistration is the
-// pod-info design's service (../shared/seeds/000_141718e99ab9153d.txt), which lets kubelet learn
-// whether the driver wants pod information in NodePublishVolume. Both answer from immutable data,
+// service of the "Pod in CSI NodePublish request" design proposal, which would let kubelet learn
+// whether the driver wants pod information in NodePublishVolume (no kubelet release calls it). Both answer from immutable data,
 // so they are thread-safe; NotifyRegistrationStatus hands kubelet's verdict to a callback.
 #ifndef NDR_REGISTRAR_SERVICES_H_
 #define NDR_REGISTRAR_SERVICES_H_

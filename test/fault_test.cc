@@ -331,7 +331,7 @@ TEST_F(FaultTest, ThousandCyclesLeaveDescriptorsAndMemoryFlat) {
   }
 }
 
-// Issue 21's reproduction: the registration socket deleted in a loop, each time as soon as it is
+// A reproduction of a race seen under load: the registration socket deleted in a loop, each time as soon as it is
 // back, so that deletions land in the middle of kubeletclient's handshakes (kubelet's own 1 s
 // timeouts, as in the report). The handshake's GetCSIDriverInfo then fails to reach a socket
 // that GetInfo reached, and it used to turn that into a refusal, which the registrar took as

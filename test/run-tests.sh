@@ -12,7 +12,8 @@
 # cases ran, counted from every test target's JUnit XML (test/junit.py), and names each one that
 # failed; the last line totals them:
 # `tests: N passed, M failed, K skipped`. NDR_FUZZ_SECONDS (default 30) sets how long each
-# fuzzer runs. The script goes on after a failing stage and exits 1 if any stage failed.
+# fuzzer runs. Before them, test/standalone.sh checks that nothing in the repository points
+# outside it. The script goes on after a failing stage and exits 1 if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
@@ -32,6 +33,18 @@ run_stage() {
   total_skipped=$((total_skipped + ndr_stage_skipped))
   [ "$rc" -eq 0 ] || failed_stages+=("$name")
 }
+
+# Before any build: the repository stands alone (test/standalone.sh), two test cases.
+echo "==> stage standalone: nothing points outside the repository"
+for args in --self-test ""; do
+  # shellcheck disable=SC2086
+  if bash test/standalone.sh $args; then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+    failed_stages+=("standalone${args:+ $args}")
+  fi
+done
 
 if [ $# -gt 0 ] && [ "$1" != --quick ]; then
   run_stage plain "$@"

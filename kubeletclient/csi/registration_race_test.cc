@@ -1,4 +1,4 @@
-// The race found under load (issue 21): kubeletclient's GetInfo reached a registrar's socket,
+// The race found under load on a busy 2-core machine: kubeletclient's GetInfo reached a registrar's socket,
 // the socket was then deleted (to be created again), and the handshake's second call,
 // CSIRegistration.GetCSIDriverInfo, which dials the socket by path, failed with UNAVAILABLE.
 // kubeletclient used to turn that into NotifyRegistrationStatus(registered=false) over the old

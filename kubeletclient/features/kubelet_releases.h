@@ -1,5 +1,5 @@
-// kubelet releases v1.26 to v1.37 and their feature gates, for `--kubelet-version` (issue 35;
-// docs/kubelet-versions.md has every behaviour by release, with sources).
+// kubelet releases v1.26 to v1.37 and their feature gates, for `--kubelet-version`
+// (docs/kubelet-versions.md has every behaviour by release, with sources).
 //
 // For each gate kubeletclient models (kube_features.h), its stage, default and lock in each
 // release, as that release's pkg/features/kube_features.go declares it (from v1.32 the versioned

@@ -2,7 +2,8 @@
 // correctly? It speaks only the wire APIs (kubelet's pluginregistration, the pod-info design's
 // CSIRegistration, CSI, HTTP), so it checks any registrar, ours or not.
 //
-// Each check is traceable to ../shared/design/CONTRACT.md or the seeds; its name says which part.
+// Each check is traceable to kubelet's plugin-registration contract, the CSI spec or the pod-info
+// design proposal; its name says which part.
 // Checks that change the registrar's state (deleting its socket, SIGTERM) run only when asked.
 #ifndef NDR_TEST_CONFORMANCE_CONFORMANCE_H_
 #define NDR_TEST_CONFORMANCE_CONFORMANCE_H_

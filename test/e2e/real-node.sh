@@ -2,7 +2,7 @@
 # A real single-node Kubernetes on this machine, with this project's registrar in a real pod:
 # builds (or takes) kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl
 # of one release from the Kubernetes Go modules, runs them with Debian's etcd, containerd and
-# runc, deploys deploy/ with the project's images, runs the checks of issue 34, prints one line
+# runc, deploys deploy/ with the project's images, runs the checks below, prints one line
 # per check and `N passed, M failed`, and tears everything down (no process, mount, interface,
 # iptables rule, cgroup or sysctl change left). Not part of .ci/run: it needs root, Go and the
 # Go module proxy (or --kube-bin-dir).

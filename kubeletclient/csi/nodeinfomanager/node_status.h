@@ -3,8 +3,8 @@
 //    allocatable.count when the driver reported a limit);
 //  - "annotations": the Node annotation csi.volume.kubernetes.io/nodeid (JSON map driver -> ID);
 //  - "labels": the Node's topology labels, as kubelet's node-info manager sets them;
-//  - "nodeStatus.csiDrivers": the Node.Status.CSIDrivers list of the design in
-//    ../shared/seeds/004_6b6c3f6bd668dcbd.txt (name, nodeID, topologyKeys);
+//  - "nodeStatus.csiDrivers": the Node.Status.CSIDrivers list of the "Node.Status usage for
+//    CSI" design proposal for Kubernetes (name, nodeID, topologyKeys);
 //  - "drivers": this client's own registry (endpoint, version, pod-info switch, socket), which
 //    `kubeletclient publish` and tests read.
 // Built with nlohmann-json; callers write it with WriteFileAtomically (files.h).

@@ -276,8 +276,8 @@ run_inline_pod() {  # run_inline_pod POD CASE
     record_mark "$case" unpublish-to
 }
 
-# 2. A pod with an inline ephemeral CSI volume (seed 002): with podInfoOnMount in the CSIDriver
-# the driver gets the pod's name, namespace, UID and service account (seeds 000/001); with it
+# 2. A pod with an inline ephemeral CSI volume: with podInfoOnMount in the CSIDriver the driver
+# gets the pod's name, namespace, UID and service account (csi.storage.k8s.io/pod.*); with it
 # false, our registrar's --requires-publish-pod is all there is, and an unmodified kubelet never
 # asks for it (CSIRegistration.GetCSIDriverInfo is this project's API, not kubelet's).
 check_inline_ephemeral() {

@@ -2,8 +2,8 @@
 # kube-controller-manager, kube-scheduler, containerd and kubelet, each started in the
 # background with its log under $RN_WORK/logs and waited for by polling its own health endpoint
 # with a deadline; and the teardown that undoes everything they did to the host.
-# Sourced by real-node.sh, which sets RN_* (see there). Facts this rests on (what this machine
-# needs set, what kubelet changes on the host) are in ../shared/design/REAL-NODE.md's probe.
+# Sourced by real-node.sh, which sets RN_* (see there). What a node needs set on the host and what
+# kubelet changes there are written beside each step below.
 
 rn_log() { printf '%s real-node: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 

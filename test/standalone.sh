@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The repository stands alone: nothing in it may point at files a clone does not have (a design
+# folder beside the checkout) or at work items by number ("issue 21", "seed 000"), which mean
+# nothing to a reader of the clone. Write the fact itself instead.
+#
+#   bash test/standalone.sh [DIR]   checks the files git tracks in DIR (default: this repository),
+#                                   or every file under DIR when it is not a git work tree; prints
+#                                   each offending line and exits 1, or prints a PASS line.
+#   bash test/standalone.sh --self-test
+#                                   shows that the check finds a planted line and passes a clean
+#                                   tree, so that a check that can no longer fail is noticed.
+# CHANGELOG.md is exempt: release notes may name what a release fixed.
+set -euo pipefail
+
+pattern='\.\./shared/|shared/(design|seeds)/|\b[Ii]ssues? #?[0-9]{1,3}\b|\bseeds? 0[0-9]{2}\b'
+
+scan() {
+  local dir=$1
+  if git -C "$dir" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git -C "$dir" grep -nIE "$pattern" -- . ':!CHANGELOG.md' ':!test/standalone.sh' || true
+  else
+    (cd "$dir" && grep -rnIE --exclude=CHANGELOG.md --exclude=standalone.sh "$pattern" . || true)
+  fi
+}
+
+if [ "${1:-}" = --self-test ]; then
+  tmp=$(mktemp -d /tmp/ndr-standalone-XXXXXX)
+  trap 'rm -rf "$tmp"' EXIT
+  echo 'nothing to see' >"$tmp/clean.md"
+  [ -z "$(scan "$tmp")" ] || { echo "standalone self-test: a clean tree was refused" >&2; exit 1; }
+  for line in 'see ../shared/design/X.md' 'the race of issue 21' 'as seed 002 says'; do
+    echo "$line" >"$tmp/bad.md"
+    [ -n "$(scan "$tmp")" ] || { echo "standalone self-test: missed: $line" >&2; exit 1; }
+  done
+  echo "standalone self-test: PASS"
+  exit 0
+fi
+
+found=$(scan "${1:-$(cd "$(dirname "$0")/.." && pwd)}")
+if [ -n "$found" ]; then
+  echo "standalone: FAIL: these lines point outside the repository or name work items by number;"
+  echo "write the fact itself:"
+  echo "$found" | sed 's/^/  /'
+  exit 1
+fi
+echo "standalone: PASS"
