@@ -11,8 +11,16 @@
 #
 #   - signs each index and every manifest in it (cosign sign --recursive);
 #   - attests each platform's image with its SPDX SBOM (--type spdxjson) and SLSA v1 provenance
-#     (--type slsaprovenance1), and each index with the release's OpenVEX (--type openvex), where
-#     cosign verify-attestation and trivy --vex oci find them.
+#     (--type https://slsa.dev/provenance/v1), and each index with the release's OpenVEX
+#     (--type openvex), where cosign verify-attestation and trivy --vex oci find them.
+#
+# The provenance is attested under its predicate type's URI, not cosign's `slsaprovenance1`: for
+# that name cosign (v2.6.5, pkg/cosign/attestation/attestation.go,
+# generateSLSAProvenanceStatementSLSA1) decodes the predicate into in-toto-golang's SLSA v1 structs
+# and encodes it again, and in-toto-golang v0.9.0 spells the spec's runDetails.metadata.invocationId
+# `invocationID`, so the signed statement would not be the release's file. For any other type cosign
+# keeps the JSON as it is (generateCustomPredicate). Verifying with either name finds it: both
+# select the predicate type https://slsa.dev/provenance/v1.
 #
 # COSIGN_PASSWORD must hold the key's password. --no-tlog signs without the transparency log
 # (--tlog-upload=false), for a registry or a machine that cannot reach it; verify such signatures
@@ -88,7 +96,7 @@ for program in $(cut -d' ' -f1 <<<"$images" | sort -u); do
       "$release/$program-linux-$platform.provenance.json" >"$predicate"
     "$cosign" attest --key "$key" "${tlog_flags[@]}" --type spdxjson \
       --predicate "$release/$program-linux-$platform.spdx.json" "$repository/$program@$manifest" >/dev/null
-    "$cosign" attest --key "$key" "${tlog_flags[@]}" --type slsaprovenance1 \
+    "$cosign" attest --key "$key" "${tlog_flags[@]}" --type https://slsa.dev/provenance/v1 \
       --predicate "$predicate" "$repository/$program@$manifest" >/dev/null
     rm -f "$predicate"
   done < <(grep "^$program " <<<"$images")

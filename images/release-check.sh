@@ -229,7 +229,7 @@ if $signed; then
         problems+=("$1 $2: verify-attestation failed")
         return
       fi
-      python3 - "$out" "$3" <<'PYTHON' || problems+=("$1 $2: the attested predicate is not the release's")
+      python3 - "$out" "$3" <<'PYTHON' || { problems+=("$1 $2: the attested predicate is not the release's"); return; }
 import base64, json, sys
 expected = json.load(open(sys.argv[2]))
 for line in open(sys.argv[1]):
@@ -246,7 +246,7 @@ PYTHON
       python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["predicate"]))' \
         "$release/$program-$slug.provenance.json" >"$work/$program-$slug.slsa.json"
       check_attestation "$registry/ndr/$program@$manifest" spdxjson "$release/$program-$slug.spdx.json"
-      check_attestation "$registry/ndr/$program@$manifest" slsaprovenance1 "$work/$program-$slug.slsa.json"
+      check_attestation "$registry/ndr/$program@$manifest" https://slsa.dev/provenance/v1 "$work/$program-$slug.slsa.json"
     done < <(awk -F'\t' -v p="$program" '$1 == p' "$work/images.tsv")
     check_attestation "$registry/ndr/$program@$digest" openvex "$release/$program.openvex.json"
   done
@@ -380,6 +380,8 @@ PYTHON
 python3 -c 'import json,sys; print("\n".join(json.loads(sys.argv[1])["rows"]))' "$summary" >"$work/scanners.txt"
 problems=$(python3 -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["problems"]))' "$summary")
 [ ${#list_problems[@]} -eq 0 ] || problems="${list_problems[*]} $problems"
+# No image scanned is a failure, never a vacuous pass.
+[ ${#scanned[@]} -gt 0 ] || problems="no image was scanned (the release's images.tsv lists none) $problems"
 if [ -z "$problems" ]; then
   row "syft, trivy (default mode, from the registry): the SBOM's packages, versions, purls" PASS \
     $(($(now) - started)) "every platform of every image: the same packages as its SBOM (details below)"
@@ -388,7 +390,7 @@ else
 fi
 vex_ok=$(python3 - "${scanned[@]}" <<'PYTHON'
 import json, sys
-ok = all(json.loads(i.split("|", 2)[2])["vex_file"] == json.loads(i.split("|", 2)[2])["vex_oci"] and
+ok = len(sys.argv) > 1 and all(json.loads(i.split("|", 2)[2])["vex_file"] == json.loads(i.split("|", 2)[2])["vex_oci"] and
          json.loads(i.split("|", 2)[2])["vex_file"] < json.loads(i.split("|", 2)[2])["before"]
          for i in sys.argv[1:])
 print("yes" if ok else "no")
