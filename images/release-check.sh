@@ -452,7 +452,7 @@ else
   for _ in $(seq 1 100); do [ -S "$socket" ] && break; sleep 0.1; done
   bazel build -c opt //kubeletclient:kubeletclient >"$log/kubeletclient-build.log" 2>&1 &&
     probe=$("$(bazel info -c opt bazel-bin 2>/dev/null)/kubeletclient/kubeletclient" probe \
-      --registration-socket="$socket" 2>&1) && [[ "$probe" == *'"name": "sample.csi.example.com"'* ]] &&
+      --notify --registration-socket="$socket" 2>&1) && [[ "$probe" == *'"name": "sample.csi.example.com"'* ]] &&
     [[ "$probe" == *'"nodeId": "release-check"'* ]] ||
     node_problems+=("kubeletclient probe of $socket: $(echo "$probe" | tail -n 3 | tr '\n' ' ')")
   for task in rc-registrar rc-driver; do

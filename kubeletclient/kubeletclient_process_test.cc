@@ -18,16 +18,20 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "test/util/http_get.h"
 #include "test/util/poll.h"
+#include "test/util/registrar_log.h"
 #include "test/util/subprocess.h"
 #include "test/util/temp_dir.h"
 
 namespace ndr {
 namespace {
 
+using ::ndr::testing::HttpGet;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::ReadFile;
 using ::ndr::testing::Runfile;
+using ::ndr::testing::ServedHttpPort;
 using ::ndr::testing::Subprocess;
 using ::ndr::testing::TempDir;
 using ::testing::HasSubstr;
@@ -94,6 +98,10 @@ class FakePlugin final : public pluginregistration::Registration::Service,
   }
   grpc::Status GetCSIDriverInfo(grpc::ServerContext*, const csiregistration::CSIDriverInfoRequest*,
                                 csiregistration::CSIDriverInfo* info) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++csi_registration_calls_;
+    }
     info->set_csi_endpoint(config_.endpoint);
     info->mutable_options()->set_requires_publish_pod(config_.requires_publish_pod);
     return grpc::Status::OK;
@@ -107,6 +115,10 @@ class FakePlugin final : public pluginregistration::Registration::Service,
     std::lock_guard<std::mutex> lock(mu_);
     return get_info_calls_;
   }
+  int csi_registration_calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return csi_registration_calls_;
+  }
 
  private:
   static inline std::atomic<int> counter_{0};
@@ -115,6 +127,7 @@ class FakePlugin final : public pluginregistration::Registration::Service,
   std::mutex mu_;
   std::vector<pluginregistration::RegistrationStatus> notified_;
   int get_info_calls_ = 0;
+  int csi_registration_calls_ = 0;
   std::unique_ptr<grpc::Server> server_;
 };
 
@@ -227,8 +240,12 @@ TEST_F(KubeletClientTest, HelpPerCommand) {
        {"Usage:\n  kubeletclient watch ", "  -node-status-file string\n",
         "  -plugin-registry-dir string\n"},
        {"-pod string", "-feature-gates"}},
-      {"probe", {"  -registration-socket string\n"}, {"-pod string"}},
-      {"unpublish", {"  -pod string\n", "  -block-host-ops string\n"}, {"-objects", "-feature-gates"}},
+      {"probe",
+       {"  -registration-socket string\n", "  -notify\n", "  -ask-csi-registration\n"},
+       {"-pod string", "-junit"}},
+      {"unpublish",
+       {"  -pod string\n", "  -block-host-ops string\n", "  -feature-gates string\n"},
+       {"-objects", "-notify\n"}},
   };
   for (const Case& c : cases) {
     Subprocess help({Runfile(kClient), c.command, "--help"}, dir_.Join("help.log"));
@@ -253,7 +270,9 @@ TEST_F(KubeletClientTest, DiscoversExistingAndNewSocketsAndDeregisters) {
     struct stat st;
     return stat((reg_dir_ + "/a.example.com-reg.sock").c_str(), &st) == 0;
   }));
-  auto client = StartClient();  // a.example.com's socket was there before it started
+  // a.example.com's socket was there before it started. The registrar's pod-info switch is
+  // asked only on request (no kubelet release asks it).
+  auto client = StartClient({"--ask-csi-registration"});
   ASSERT_TRUE(PollUntil([&] { return Registered("a.example.com"); })) << ClientLog();
 
   auto registrar_b = StartRegistrar(csi_dir_ + "/b.sock", {"--requires-publish-pod"});
@@ -465,7 +484,7 @@ TEST_F(KubeletClientTest, UnimplementedCsiRegistrationMeansNoPodInfo) {
   config.csi_registration = true;
   config.requires_publish_pod = true;
   FakePlugin ours(reg_dir_ + "/ours-reg.sock", config);
-  auto client = StartClient();
+  auto client = StartClient({"--ask-csi-registration"});
   ASSERT_TRUE(PollUntil([&] {
     return Registered("plain.example.com") && Registered("ours.example.com");
   })) << ClientLog();
@@ -475,6 +494,25 @@ TEST_F(KubeletClientTest, UnimplementedCsiRegistrationMeansNoPodInfo) {
   // Registered first, then told so (kubelet's order): wait for the notification.
   ASSERT_TRUE(PollUntil([&] { return !plain.notified().empty(); }));
   EXPECT_TRUE(plain.notified()[0].plugin_registered());
+}
+
+// No kubelet release calls CSIRegistration (csi_plugin.go RegistrationHandler.RegisterPlugin,
+// v1.26.15 to v1.37.2): by default neither does kubeletclient, so a registrar's switch gives no
+// pod information, as on a real node.
+TEST_F(KubeletClientTest, LikeEveryKubeletWatchNeverAsksCsiRegistration) {
+  FakeNode node(csi_dir_ + "/n.sock", "node-9");
+  FakePlugin::Config config;
+  config.endpoint = csi_dir_ + "/n.sock";
+  config.name = "ours.example.com";
+  config.csi_registration = true;
+  config.requires_publish_pod = true;
+  FakePlugin ours(reg_dir_ + "/ours-reg.sock", config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] { return Registered("ours.example.com"); })) << ClientLog();
+  EXPECT_TRUE(Status()["drivers"]["ours.example.com"]["requiresPublishPod"].is_null());
+  EXPECT_EQ(ours.csi_registration_calls(), 0);
+  ASSERT_TRUE(PollUntil([&] { return !ours.notified().empty(); }));
+  EXPECT_TRUE(ours.notified()[0].plugin_registered());
 }
 
 TEST_F(KubeletClientTest, SecondSocketOfADriverNeedsAHigherVersion) {
@@ -622,7 +660,8 @@ TEST_F(KubeletClientTest, ProbePrintsTheHandshake) {
     return stat(socket.c_str(), &st) == 0;
   }));
   Subprocess probe({Runfile(kClient), "probe", "--registration-socket=" + socket,
-                    "--get-info-timeout=60s", "--notify-timeout=60s"},
+                    "--get-info-timeout=60s", "--notify-timeout=60s", "--notify",
+                    "--ask-csi-registration"},
                    dir_.Join("probe.log"));
   EXPECT_EQ(probe.Wait(), 0) << probe.Log();
   const std::string out = probe.Log();
@@ -643,14 +682,61 @@ TEST_F(KubeletClientTest, ProbePrintsTheHandshake) {
   FakePlugin bad(reg_dir_ + "/bad-reg.sock", config);
   Subprocess refused({Runfile(kClient), "probe", "--registration-socket=" + reg_dir_ +
                                                      "/bad-reg.sock",
-                      "--get-info-timeout=60s", "--notify-timeout=60s"},
+                      "--get-info-timeout=60s", "--notify-timeout=60s", "--ask-csi-registration"},
                      dir_.Join("probe2.log"));
   EXPECT_EQ(refused.Wait(), 1);
   EXPECT_THAT(refused.Log(), HasSubstr("\"registered\": false"));
+  // Read-only without --notify: the refusal is reported, not sent.
+  EXPECT_THAT(refused.Log(), HasSubstr("\"verdictNotSent\": {\n    \"pluginRegistered\": false"));
+  EXPECT_TRUE(bad.notified().empty());
   EXPECT_THAT(refused.Log(), HasSubstr("driverNodeID must not be empty"));
   EXPECT_THAT(refused.Log(), HasSubstr("\"csiDriverInfoAbsent\": \"the registrar does not "
                                       "implement CSIRegistration (UNIMPLEMENTED)"));
   EXPECT_THAT(refused.Log(), HasSubstr("\"nodeId\": \"\""));
+}
+
+// probe without --notify leaves a registrar in production as it was: only GetInfo reaches it, its
+// registration counter does not move, and what kubelet would have sent is in the output. With
+// --notify the same counter moves, so the check above can fail.
+TEST_F(KubeletClientTest, ProbeIsReadOnlyUnlessToldToNotify) {
+  auto driver = StartDriver("a.example.com", csi_dir_ + "/a.sock", "node-42");
+  auto registrar = StartRegistrar(csi_dir_ + "/a.sock", {"--http-endpoint=127.0.0.1:0"});
+  const std::string socket = reg_dir_ + "/a.example.com-reg.sock";
+  int port = 0;
+  ASSERT_TRUE(PollUntil([&] {
+    struct stat st;
+    port = ServedHttpPort(registrar->Log());
+    return port != 0 && stat(socket.c_str(), &st) == 0;
+  })) << registrar->Log();
+  auto registrations = [&] {
+    std::string body;
+    if (HttpGet(port, "/metrics", &body) != 200) return -1;
+    const std::string key = "\ncsi_node_driver_registrar_registrations_total ";
+    const size_t at = body.find(key);
+    return at == std::string::npos ? -1 : atoi(body.c_str() + at + key.size());
+  };
+  ASSERT_EQ(registrations(), 0);
+
+  Subprocess probe({Runfile(kClient), "probe", "--registration-socket=" + socket,
+                    "--get-info-timeout=60s"},
+                   dir_.Join("probe.log"));
+  EXPECT_EQ(probe.Wait(), 0) << probe.Log();
+  const std::string out = probe.Log();
+  const json doc = json::parse(out.substr(out.find('{'), out.rfind('}') - out.find('{') + 1));
+  EXPECT_TRUE(doc["notified"].is_null());
+  EXPECT_EQ(doc["verdictNotSent"]["pluginRegistered"], true);
+  EXPECT_EQ(doc["registered"], true);
+  EXPECT_EQ(doc["nodeGetInfo"]["nodeId"], "node-42");
+  EXPECT_THAT(doc["csiRegistration"].get<std::string>(), HasSubstr("not asked"));
+  EXPECT_FALSE(doc.contains("csiDriverInfo"));
+  EXPECT_EQ(registrations(), 0);
+
+  Subprocess notify({Runfile(kClient), "probe", "--registration-socket=" + socket,
+                     "--get-info-timeout=60s", "--notify-timeout=60s", "--notify"},
+                    dir_.Join("notify.log"));
+  EXPECT_EQ(notify.Wait(), 0) << notify.Log();
+  EXPECT_THAT(notify.Log(), HasSubstr("\"pluginRegistered\": true"));
+  EXPECT_TRUE(PollUntil([&] { return registrations() == 1; })) << registrar->Log();
 }
 
 TEST_F(KubeletClientTest, BadCommandLinesAreOneLineErrors) {
@@ -665,6 +751,13 @@ TEST_F(KubeletClientTest, BadCommandLinesAreOneLineErrors) {
       {{"watch", "--node-status-file=/tmp/x", "--plugin-registry-dir=/nonexistent/dir"},
        "plugin registry directory /nonexistent/dir"},
       {{"probe", "--registration-socket=/x", "--get-info-timeout=fast"}, "--get-info-timeout"},
+      // A flag of another command would be accepted and do nothing.
+      {{"probe", "--registration-socket=/x", "--junit=x", "--volume-handle=zzz"},
+       "probe: --junit, --volume-handle are not its flags; its flags are --registration-socket"},
+      {{"jwks", "--service-account-key-file=/x", "--pod=p.yaml"},
+       "jwks: --pod is not one of its flags; its flags are --service-account-key-file "
+       "(kubeletclient jwks --help)"},
+      {{"unpublish", "--pod=p.yaml", "--objects=o.yaml"}, "unpublish: --objects is not one"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {Runfile(kClient)};

@@ -1,7 +1,8 @@
-// kubeletclient: the kubelet's side of plugin registration.
+// kubeletclient: the kubelet's side of plugin registration. Each command takes only its own
+// flags (Commands() below); --ask-csi-registration is the pod-info design's opt-in.
 //
 //   kubeletclient watch --plugin-registry-dir=D --node-status-file=F [--node-name=N]
-//   kubeletclient probe --registration-socket=S
+//   kubeletclient probe --registration-socket=S [--notify]
 //   kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR[,...]] --plugin-registry-dir=D
 //       --root-dir=R [--node-name=N] [--allowed-inline-drivers=a,b]
 //   kubeletclient unpublish --pod=FILE --root-dir=R --plugin-registry-dir=D
@@ -19,10 +20,12 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "api/go_duration.h"
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
@@ -116,6 +119,16 @@ DEFINE_string(get_info_timeout, "1s",
               "registration socket.");
 DEFINE_string(notify_timeout, "5s", "Deadline of NotifyRegistrationStatus (kubelet: 5s).");
 DEFINE_string(node_get_info_timeout, "2m", "Deadline of the driver's NodeGetInfo (kubelet: 2m).");
+DEFINE_bool(ask_csi_registration, false,
+            "Also ask the registrar's CSIRegistration.GetCSIDriverInfo whether the driver wants "
+            "pod information, as the \"Pod in CSI NodePublish request\" design proposes. No "
+            "kubelet release does: without it, pod information comes from the CSIDriver's "
+            "podInfoOnMount alone, as on a real node.");
+DEFINE_bool(notify, false,
+            "probe: end the handshake as kubelet does, with NotifyRegistrationStatus. Off, the "
+            "probe is read-only (GetInfo and the driver's NodeGetInfo) and only says what it "
+            "would have sent: a registrar that is told it is registered counts it and stops "
+            "offering its socket.");
 
 namespace {
 
@@ -127,8 +140,9 @@ struct Command {
 };
 
 const std::vector<Command>& Commands() {
-  static const std::vector<std::string> kHandshake = {
-      "kubelet_version", "get_info_timeout", "notify_timeout", "node_get_info_timeout"};
+  static const std::vector<std::string> kHandshake = {"kubelet_version", "get_info_timeout",
+                                                       "notify_timeout", "node_get_info_timeout",
+                                                       "ask_csi_registration"};
   auto with_handshake = [](std::vector<std::string> flags) {
     flags.insert(flags.end(), kHandshake.begin(), kHandshake.end());
     return flags;
@@ -138,8 +152,10 @@ const std::vector<Command>& Commands() {
        "kubeletclient watch --plugin-registry-dir=DIR --node-status-file=FILE [--node-name=NAME] "
        "[--kubelet-version=1.N]",
        with_handshake({"plugin_registry_dir", "node_status_file", "node_name"})},
-      {"probe", "kubeletclient probe --registration-socket=SOCKET [--kubelet-version=1.N]",
-       with_handshake({"registration_socket"})},
+      {"probe",
+       "kubeletclient probe --registration-socket=SOCKET [--notify] [--kubelet-version=1.N] "
+       "[--ask-csi-registration]",
+       with_handshake({"registration_socket", "notify"})},
       {"publish",
        "kubeletclient publish --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
        "--root-dir=DIR [--node-name=NAME] [--allowed-inline-drivers=a,b] "
@@ -151,8 +167,10 @@ const std::vector<Command>& Commands() {
                        "block_host_ops", "service_account_key_file", "service_account_issuer"})},
       {"unpublish",
        "kubeletclient unpublish --pod=FILE --root-dir=DIR --plugin-registry-dir=DIR "
+       "[--node-name=NAME] [--feature-gates=Name=bool,...] [--host-selinux=auto|true|false] "
        "[--block-host-ops=auto|skip]",
-       with_handshake({"pod", "plugin_registry_dir", "root_dir", "block_host_ops"})},
+       with_handshake({"pod", "plugin_registry_dir", "root_dir", "node_name", "feature_gates",
+                       "host_selinux", "block_host_ops"})},
       {"republish",
        "kubeletclient republish --pod=FILE [--objects=FILE_OR_DIR,...] "
        "--plugin-registry-dir=DIR --root-dir=DIR [publish's flags] [--rounds=N] [--interval=D]",
@@ -165,13 +183,14 @@ const std::vector<Command>& Commands() {
        "--plugin-registry-dir=DIR --root-dir=DIR [publish's flags]",
        with_handshake({"pod", "volume", "objects", "plugin_registry_dir", "root_dir", "node_name",
                        "allowed_inline_drivers", "feature_gates", "host_selinux",
-                       "block_host_ops"})},
+                       "block_host_ops", "service_account_key_file", "service_account_issuer"})},
       {"stats",
        "kubeletclient stats --pod=FILE [--objects=FILE_OR_DIR,...] --plugin-registry-dir=DIR "
        "--root-dir=DIR [publish's flags] [--format=json|prometheus]",
        with_handshake({"pod", "objects", "plugin_registry_dir", "root_dir", "node_name",
                        "allowed_inline_drivers", "feature_gates", "host_selinux",
-                       "block_host_ops", "format"})},
+                       "block_host_ops", "service_account_key_file", "service_account_issuer",
+                       "format"})},
       {"jwks", "kubeletclient jwks --service-account-key-file=PEM",
        {"service_account_key_file"}},
       {"sanity",
@@ -219,6 +238,29 @@ std::string Help(int argc, char** argv) {
 int Fail(const std::string& message) {
   std::cerr << "kubeletclient: " << message << std::endl;
   return 1;
+}
+
+std::string FlagSpelling(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
+
+// The flags given on the command line that belong to other commands than `command`: a flag a
+// command does not read would otherwise be accepted and do nothing.
+std::vector<std::string> ForeignFlags(const Command& command) {
+  std::set<std::string> everyones;
+  for (const Command& c : Commands()) everyones.insert(c.flags.begin(), c.flags.end());
+  std::vector<std::string> foreign;
+  for (const std::string& name : everyones) {
+    if (std::find(command.flags.begin(), command.flags.end(), name) != command.flags.end()) {
+      continue;
+    }
+    gflags::CommandLineFlagInfo info;
+    if (gflags::GetCommandLineFlagInfo(name.c_str(), &info) && !info.is_default) {
+      foreign.push_back(FlagSpelling(name));
+    }
+  }
+  return foreign;
 }
 
 std::string HostName() {
@@ -319,6 +361,17 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
   all.judge = absl::StrCat("kubeletclient ", ndr::version::Version(), " (commit ",
                            ndr::version::Commit(), ", built ", ndr::version::BuildDate(), ")");
   std::cout << "judge: " << all.judge << "\n";
+  std::cout << "pod information: "
+            << (options.csi.ask_csi_registration
+                    ? "from the CSIDriver's podInfoOnMount or the registrar's CSIRegistration "
+                      "(--ask-csi-registration: the pod-info design proposal, which no kubelet "
+                      "release implements; a driver that passes only with it gets no pod "
+                      "information from a real kubelet)"
+                    : "from the CSIDriver's podInfoOnMount only, as from every kubelet release")
+            << "\n";
+  for (const ndr::kubelet::KubeletRelease& release : releases) {
+    all.kubelet_releases.push_back(release.Name());
+  }
   std::vector<std::string> summaries;
   for (const ndr::kubelet::KubeletRelease& release : releases) {
     options.node.release = release;
@@ -377,6 +430,17 @@ int main(int argc, char** argv) {
                 UsageLines());
   }
   const std::string command = argv[1];
+  for (const Command& c : Commands()) {
+    if (c.name != command) continue;
+    if (std::vector<std::string> foreign = ForeignFlags(c); !foreign.empty()) {
+      std::vector<std::string> own;
+      for (const std::string& name : c.flags) own.push_back(FlagSpelling(name));
+      return Fail(absl::StrCat(
+          command, ": ", absl::StrJoin(foreign, ", "),
+          foreign.size() == 1 ? " is not one of its flags" : " are not its flags",
+          "; its flags are ", absl::StrJoin(own, ", "), " (kubeletclient ", command, " --help)"));
+    }
+  }
 
   ndr::kubelet::HandshakeTimeouts handshake;
   ndr::kubelet::CsiHandlerOptions csi;
@@ -391,6 +455,7 @@ int main(int argc, char** argv) {
     *target = *d;
   }
   csi.csi_registration_timeout = handshake.get_info;
+  csi.ask_csi_registration = FLAGS_ask_csi_registration;
   // --kubelet-version: one release, or for sanity a list of them.
   std::vector<ndr::kubelet::KubeletRelease> releases;
   for (absl::string_view item : absl::StrSplit(FLAGS_kubelet_version, ',', absl::SkipWhitespace())) {
@@ -417,8 +482,10 @@ int main(int argc, char** argv) {
     if (FLAGS_registration_socket.empty()) {
       return Fail("probe: --registration-socket is required");
     }
-    ndr::kubelet::ProbeOutcome outcome =
-        ndr::kubelet::Probe(FLAGS_registration_socket, handshake, csi);
+    ndr::kubelet::ProbeOutcome outcome = ndr::kubelet::Probe(
+        FLAGS_registration_socket, handshake, csi,
+        FLAGS_notify ? ndr::kubelet::RegistrationVerdict::kSend
+                     : ndr::kubelet::RegistrationVerdict::kWithhold);
     std::cout << outcome.json;
     return outcome.registered ? 0 : 1;
   }

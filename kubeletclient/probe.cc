@@ -21,15 +21,21 @@ json ToJson(const google::protobuf::Message& message) {
 }  // namespace
 
 ProbeOutcome Probe(const std::string& registration_socket, const HandshakeTimeouts& handshake,
-                   const CsiHandlerOptions& csi_options) {
+                   const CsiHandlerOptions& csi_options, RegistrationVerdict verdict) {
   DriverRegistry registry;
   CsiHandler csi(&registry, csi_options);
   HandshakeResult result = RegisterSocket(registration_socket, {{kCsiPluginType, &csi}},
-                                          handshake, /*calls=*/nullptr);
+                                          handshake, /*calls=*/nullptr, verdict);
   json out = {{"registrationSocket", registration_socket}};
   out["pluginInfo"] = result.info.has_value() ? ToJson(*result.info) : json(nullptr);
   if (!result.endpoint.empty()) out["endpoint"] = result.endpoint;
   const CsiAttempt attempt = csi.LastAttempt(registration_socket);
+  if (!csi_options.ask_csi_registration) {
+    out["csiRegistration"] =
+        "not asked, as by every kubelet release: pod information only through the CSIDriver's "
+        "podInfoOnMount (--ask-csi-registration asks the registrar, as the pod-info design "
+        "proposes)";
+  }
   if (attempt.csi_driver_info.has_value()) {
     if (attempt.csi_driver_info->info.has_value()) {
       out["csiDriverInfo"] = ToJson(*attempt.csi_driver_info->info);
@@ -60,6 +66,13 @@ ProbeOutcome Probe(const std::string& registration_socket, const HandshakeTimeou
                        {"error", result.notified->error()}};
   } else {
     out["notified"] = nullptr;
+  }
+  if (result.withheld.has_value()) {
+    out["verdictNotSent"] = {
+        {"pluginRegistered", result.withheld->plugin_registered()},
+        {"error", result.withheld->error()},
+        {"why", "probe is read-only: NotifyRegistrationStatus is the registering kubelet's to "
+                "send (--notify sends it)"}};
   }
   ProbeOutcome outcome;
   outcome.registered = result.status.ok();

@@ -219,13 +219,25 @@ TEST_F(PublishTest, InlineVolumeWithPodInfoFromTheCsiDriverObject) {
   ASSERT_EQ(Run("unpublish", {}, &out), 0) << out;
 }
 
+// The pod-info design's switch, asked only with --ask-csi-registration.
 TEST_F(PublishTest, PodInfoFromTheRegistrarsSwitchOnly) {
   WriteObjects(/*pod_info=*/false, "Ephemeral", "shop");
   StartDriverAndRegistrar({"--requires-publish-pod"});
   std::string out;
-  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  ASSERT_EQ(Run("publish", {"--ask-csi-registration"}, &out), 0) << out;
   EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "web-0");
   EXPECT_EQ(File("csi.storage.k8s.io_serviceAccount.name"), "web-sa");
+}
+
+// By default as every kubelet release: the registrar's --requires-publish-pod is never asked, so
+// a CSIDriver without podInfoOnMount gets the driver no pod information.
+TEST_F(PublishTest, TheRegistrarsSwitchAloneGivesNoPodInfoByDefault) {
+  WriteObjects(/*pod_info=*/false, "Ephemeral", "shop");
+  StartDriverAndRegistrar({"--requires-publish-pod"});
+  std::string out;
+  ASSERT_EQ(Run("publish", {}, &out), 0) << out;
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.uid"), "");  // not sent
+  EXPECT_EQ(File("csi.storage.k8s.io_pod.name"), "impostor");  // the pod's own attribute
 }
 
 TEST_F(PublishTest, NoPodInfoForDriversThatDidNotAsk) {

@@ -32,6 +32,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "test/util/http_get.h"
 #include "test/util/poll.h"
 #include "test/util/registrar_log.h"
 #include "test/util/subprocess.h"
@@ -41,6 +42,7 @@ namespace ndr {
 namespace {
 
 using ::ndr::testing::DirEntries;
+using ::ndr::testing::HttpGet;
 using ::ndr::testing::PollUntil;
 using ::ndr::testing::ReadFile;
 using ::ndr::testing::RpcDeadline;
@@ -97,30 +99,6 @@ grpc::Status Notify(const std::string& socket, bool registered, const std::strin
   pluginregistration::RegistrationStatusResponse response;
   return pluginregistration::Registration::NewStub(Channel(socket))
       ->NotifyRegistrationStatus(Context().get(), status, &response);
-}
-
-// A minimal HTTP GET to 127.0.0.1:port; returns the status code and the body.
-int HttpGet(int port, const std::string& path, std::string* body) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
-  (void)!write(fd, request.data(), request.size());
-  std::string response;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
-  close(fd);
-  const size_t space = response.find(' ');
-  const size_t header_end = response.find("\r\n\r\n");
-  if (space == std::string::npos || header_end == std::string::npos) return -1;
-  *body = response.substr(header_end + 4);
-  return atoi(response.c_str() + space + 1);
 }
 
 // A CSI Identity service in this process whose answer the test controls.

@@ -331,14 +331,16 @@ TEST_F(FaultTest, ThousandCyclesLeaveDescriptorsAndMemoryFlat) {
   }
 }
 
-// A reproduction of a race seen under load: the registration socket deleted in a loop, each time as soon as it is
-// back, so that deletions land in the middle of kubeletclient's handshakes (kubelet's own 1 s
-// timeouts, as in the report). The handshake's GetCSIDriverInfo then fails to reach a socket
-// that GetInfo reached, and it used to turn that into a refusal, which the registrar took as
-// final: on a busy 2-core machine it was dead within 5 to 300 cycles. Neither may happen now:
-// the attempt is abandoned and retried, and a refusal for a replaced socket is not a verdict.
+// A reproduction of a race seen under load: the registration socket deleted in a loop, each time
+// as soon as it is back, so that deletions land in the middle of kubeletclient's handshakes
+// (kubelet's own 1 s timeouts, as in the report). The handshake's GetCSIDriverInfo (asked with
+// --ask-csi-registration) then fails to reach a socket that GetInfo reached, and it used to turn
+// that into a refusal, which the registrar took as final: on a busy 2-core machine it was dead
+// within 5 to 300 cycles. Neither may happen now: the attempt is abandoned and retried, and a
+// refusal for a replaced socket is not a verdict.
 TEST_F(FaultTest, DeletingTheSocketMidRegistrationNeverEndsTheRegistrar) {
-  auto client = StartClient({"--get-info-timeout=1s", "--notify-timeout=5s"});
+  auto client =
+      StartClient({"--get-info-timeout=1s", "--notify-timeout=5s", "--ask-csi-registration"});
   auto driver = StartDriver("churn.example.com");
   auto registrar = StartRegistrar(csi_);
   const std::string socket = reg_ + "/churn.example.com-reg.sock";

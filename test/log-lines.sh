@@ -35,7 +35,8 @@ life() {
   local pid=$!
   local socket="$dir/reg/sample.csi.example.com-reg.sock"
   for _ in $(seq 1000); do [ -S "$socket" ] && break; sleep 0.01; done
-  "$bin/kubeletclient/kubeletclient" probe --registration-socket="$socket" >"$dir/probe.log" 2>&1 ||
+  "$bin/kubeletclient/kubeletclient" probe --notify --registration-socket="$socket" \
+    >"$dir/probe.log" 2>&1 ||
     { echo "kubelet's registration failed:" >&2; cat "$dir/probe.log" >&2; exit 1; }
   kill -TERM "$pid"
   wait "$pid" || true

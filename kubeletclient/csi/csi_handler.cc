@@ -101,31 +101,38 @@ absl::Status CsiHandler::RegisterPlugin(const std::string& name, const std::stri
   driver.registration_socket = registration_socket;
   driver.version = version->String();
 
-  CsiDriverInfoResult csi_info =
-      GetCsiDriverInfo(registration_socket, options_.csi_registration_timeout, calls_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    attempts_[registration_socket] = CsiAttempt{csi_info, std::nullopt};
+    attempts_[registration_socket] = CsiAttempt{};
   }
-  if (csi_info.info.has_value()) {
-    driver.requires_publish_pod = csi_info.info->options().requires_publish_pod();
-    NDR_VLOG(4) << "GetCSIDriverInfo on " << registration_socket << ": "
-            << csi_info.info->ShortDebugString();
-  } else if (csi_info.status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-    NDR_LOG(INFO) << "Registrar of CSI driver " << name << " at " << registration_socket
-              << " does not implement CSIRegistration: the driver gets no pod information "
-                 "unless its CSIDriver object asks for it";
-  } else if (IsTransientCsiRegistrationFailure(csi_info.status.error_code())) {
-    // Our own extension could not reach the socket (deleted and being created again, or a busy
-    // registrar): no verdict on the plugin, which kubelet itself would never have asked.
-    absl::Status cause = FromGrpc(
-        csi_info.status, absl::StrCat("CSIRegistration.GetCSIDriverInfo on ", registration_socket));
-    NDR_LOG(WARNING) << "Registration of CSI driver " << name << " at " << registration_socket
-                     << " abandoned for now, without refusing it: " << cause.message();
-    return AbandonedAttempt(cause);
-  } else {
-    return FromGrpc(csi_info.status,
-                    absl::StrCat("CSIRegistration.GetCSIDriverInfo on ", registration_socket));
+  if (options_.ask_csi_registration) {
+    CsiDriverInfoResult csi_info =
+        GetCsiDriverInfo(registration_socket, options_.csi_registration_timeout, calls_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      attempts_[registration_socket].csi_driver_info = csi_info;
+    }
+    if (csi_info.info.has_value()) {
+      driver.requires_publish_pod = csi_info.info->options().requires_publish_pod();
+      NDR_VLOG(4) << "GetCSIDriverInfo on " << registration_socket << ": "
+                  << csi_info.info->ShortDebugString();
+    } else if (csi_info.status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      NDR_LOG(INFO) << "Registrar of CSI driver " << name << " at " << registration_socket
+                    << " does not implement CSIRegistration: the driver gets no pod "
+                       "information unless its CSIDriver object asks for it";
+    } else if (IsTransientCsiRegistrationFailure(csi_info.status.error_code())) {
+      // Our own extension could not reach the socket (deleted and being created again, or a busy
+      // registrar): no verdict on the plugin, which kubelet itself would never have asked.
+      absl::Status cause =
+          FromGrpc(csi_info.status,
+                   absl::StrCat("CSIRegistration.GetCSIDriverInfo on ", registration_socket));
+      NDR_LOG(WARNING) << "Registration of CSI driver " << name << " at " << registration_socket
+                       << " abandoned for now, without refusing it: " << cause.message();
+      return AbandonedAttempt(cause);
+    } else {
+      return FromGrpc(csi_info.status,
+                      absl::StrCat("CSIRegistration.GetCSIDriverInfo on ", registration_socket));
+    }
   }
 
   absl::StatusOr<csi::v1::NodeGetInfoResponse> node =

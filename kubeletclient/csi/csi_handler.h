@@ -1,15 +1,17 @@
-// Kubelet's CSI plugin handler (pkg/volume/csi RegistrationHandler) with the pod-info design's
-// CSIRegistration call added.
+// Kubelet's CSI plugin handler (pkg/volume/csi RegistrationHandler), and as an explicit opt-in
+// (CsiHandlerOptions::ask_csi_registration) the CSIRegistration call of the "Pod in CSI
+// NodePublish request" design proposal, which no kubelet release makes.
 //
-// RegisterPlugin: validate versions as kubelet does; ask the registrar's CSIRegistration
-// service whether the driver wants pod information (UNIMPLEMENTED, which every registrar but ours
-// answers, means no, and is logged, not an error; UNAVAILABLE, DEADLINE_EXCEEDED or CANCELLED
-// abandon the attempt without a verdict, to be tried again: the call dials the socket by path a
-// second time, and a socket deleted and created again since GetInfo is no reason to refuse the
-// plugin, which the registrar would take as final); call the driver's NodeGetInfo (an empty node
-// ID is a refusal); then record the driver in the registry. DeRegisterPlugin forgets it, but only if
-// it was registered from that socket: kubelet forgets a driver whose newer, higher-versioned
-// socket is still there when an older socket of the same name goes away, which is a bug.
+// RegisterPlugin: validate versions as kubelet does; when opted in, ask the registrar's
+// CSIRegistration service whether the driver wants pod information (UNIMPLEMENTED, which every
+// registrar but ours answers, means no, and is logged, not an error; UNAVAILABLE,
+// DEADLINE_EXCEEDED or CANCELLED abandon the attempt without a verdict, to be tried again: the
+// call dials the socket by path a second time, and a socket deleted and created again since
+// GetInfo is no reason to refuse the plugin, which the registrar would take as final); call the
+// driver's NodeGetInfo (an empty node ID is a refusal); then record the driver in the registry.
+// DeRegisterPlugin forgets it, but only if it was registered from that socket: kubelet forgets a
+// driver whose newer, higher-versioned socket is still there when an older socket of the same
+// name goes away, which is a bug.
 //
 // Thread-safe: calls for different sockets run concurrently.
 #ifndef NDR_KUBELETCLIENT_CSI_CSI_HANDLER_H_
@@ -38,6 +40,11 @@ inline constexpr char kCsiPluginType[] = "CSIPlugin";
 struct CsiHandlerOptions {
   // kubelet's csiTimeout for NodeGetInfo.
   absl::Duration node_get_info_timeout = absl::Minutes(2);
+  // Ask the registrar's CSIRegistration.GetCSIDriverInfo whether the driver wants pod
+  // information (--ask-csi-registration). Off, as in every kubelet release (csi_plugin.go
+  // RegistrationHandler.RegisterPlugin, v1.26.15 to v1.37.2, reads pod information only from the
+  // CSIDriver object): the driver then gets pod information only through podInfoOnMount.
+  bool ask_csi_registration = false;
   // GetCSIDriverInfo on the registration socket (the program uses --get-info-timeout).
   absl::Duration csi_registration_timeout = absl::Seconds(1);
   KubeletRelease release;  // --kubelet-version: the texts of version refusals

@@ -1,6 +1,7 @@
-// The race found under load on a busy 2-core machine: kubeletclient's GetInfo reached a registrar's socket,
-// the socket was then deleted (to be created again), and the handshake's second call,
-// CSIRegistration.GetCSIDriverInfo, which dials the socket by path, failed with UNAVAILABLE.
+// A race found under load on a busy 2-core machine: kubeletclient's GetInfo reached a
+// registrar's socket, the socket was then deleted (to be created again), and the handshake's
+// second call, CSIRegistration.GetCSIDriverInfo (asked with --ask-csi-registration), which dials
+// the socket by path, failed with UNAVAILABLE.
 // kubeletclient used to turn that into NotifyRegistrationStatus(registered=false) over the old
 // connection, and the registrar exited 1 although its new socket was about to be registered.
 // Here a hook in the fake registrar's GetInfo deletes the socket, so the race happens every time.
@@ -108,7 +109,8 @@ class RegistrationRaceTest : public ::testing::Test {
   TempDir dir_{"race"};
   const std::string socket_ = dir_.Join(absl::StrCat(kDriver, "-reg.sock"));
   DriverRegistry registry_;
-  CsiHandler csi_{&registry_, CsiHandlerOptions{}};
+  // The race needs the pod-info design's second call on the socket, an opt-in.
+  CsiHandler csi_{&registry_, CsiHandlerOptions{.ask_csi_registration = true}};
 };
 
 TEST_F(RegistrationRaceTest, SocketGoneAfterGetInfoIsNoRefusal) {

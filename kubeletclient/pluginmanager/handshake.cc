@@ -23,7 +23,8 @@ grpc::Status Notify(pluginregistration::Registration::StubInterface* stub,
 }  // namespace
 
 HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& handlers,
-                               const HandshakeTimeouts& timeouts, CallSet* calls) {
+                               const HandshakeTimeouts& timeouts, CallSet* calls,
+                               RegistrationVerdict verdict) {
   HandshakeResult result;
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -53,6 +54,11 @@ HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& hand
     pluginregistration::RegistrationStatus status;
     status.set_plugin_registered(false);
     status.set_error(why);
+    if (verdict == RegistrationVerdict::kWithhold) {
+      result.withheld = status;
+      result.status = absl::FailedPreconditionError(why);
+      return result;
+    }
     result.notified = status;
     grpc::Status sent = Notify(stub.get(), status, timeouts.notify, calls);
     if (!sent.ok()) {
@@ -96,6 +102,10 @@ HandshakeResult RegisterSocket(const std::string& socket, const HandlerMap& hand
 
   pluginregistration::RegistrationStatus registered;
   registered.set_plugin_registered(true);
+  if (verdict == RegistrationVerdict::kWithhold) {
+    result.withheld = registered;
+    return result;
+  }
   result.notified = registered;
   grpc::Status sent = Notify(stub.get(), registered, timeouts.notify, calls);
   if (!sent.ok()) {

@@ -8,8 +8,8 @@ const std::vector<CheckInfo>& AllChecks() {
   using G = CheckGroup;
   static const std::vector<CheckInfo> checks = {
       {G::kRegistration, "handshake", "GenerateRegisterPluginFunc, csi_plugin.go RegisterPlugin",
-       "GetInfo, the version check, NodeGetInfo, NotifyRegistrationStatus: exactly one CSI driver "
-       "registers"},
+       "GetInfo, the version check, NodeGetInfo: exactly one CSI driver would register (the "
+       "verdict is not sent to the registrar: the judge is not the node's kubelet)"},
       {G::kRegistration, "node-info", "nodeinfomanager.go InstallCSIDriver",
        "a node ID, topology keys that are valid label keys, a limit that is not negative"},
       {G::kRegistration, "capabilities", "csi_client.go nodeSupports*",

@@ -100,6 +100,9 @@ const SentCall* FailedPublishCall(const std::vector<SentCall>& calls) {
 }
 
 void Judge::Record(CheckResult result) {
+  const absl::Time now = absl::Now();
+  result.seconds = absl::ToDoubleSeconds(now - last_verdict_);
+  last_verdict_ = now;
   if (!Selected(result.name)) return;
   WriteCheck(out_, result);
   // A test's hook (sanity_process_test): stop here, as if the machine were slow, so that a

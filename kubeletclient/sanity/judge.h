@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "kubeletclient/csi/csi_client.h"
 #include "kubeletclient/csi/driver_registry.h"
 #include "kubeletclient/csi/publisher.h"
@@ -258,6 +259,7 @@ class Judge {
   NodeOptions node_;
   std::optional<std::regex> only_, skip_;
   SanityReport report_;
+  absl::Time last_verdict_ = absl::Now();  // for each check's time (Record)
   ObjectSet given_;
   DriverRegistry registry_;
   DriverInfo driver_;

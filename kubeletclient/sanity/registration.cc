@@ -14,7 +14,8 @@ bool Judge::Register() {
   const std::string check = "registration/handshake";
   const std::string kubelet =
       "pluginmanager operation_generator.go GenerateRegisterPluginFunc: GetInfo, "
-      "csi_plugin.go ValidatePlugin and RegisterPlugin (NodeGetInfo), NotifyRegistrationStatus";
+      "csi_plugin.go ValidatePlugin and RegisterPlugin (NodeGetInfo); NotifyRegistrationStatus is "
+      "not sent: the judge is not the node's kubelet";
   std::vector<std::string> sockets;
   if (!options_.registration_socket.empty()) {
     sockets.push_back(options_.registration_socket);
@@ -30,8 +31,10 @@ bool Judge::Register() {
   CsiHandler csi(&registry_, options_.csi);
   std::vector<std::string> errors, names;
   for (const std::string& socket : sockets) {
-    HandshakeResult result =
-        RegisterSocket(socket, {{kCsiPluginType, &csi}}, options_.handshake, /*calls=*/nullptr);
+    // Read-only towards the registrar: the judge is not the kubelet that registers the driver,
+    // and a registrar that is told it is registered counts it and stops offering its socket.
+    HandshakeResult result = RegisterSocket(socket, {{kCsiPluginType, &csi}}, options_.handshake,
+                                            /*calls=*/nullptr, RegistrationVerdict::kWithhold);
     if (result.status.ok() && result.info.has_value()) {
       names.push_back(result.info->name());
     } else {
@@ -55,8 +58,8 @@ bool Judge::Register() {
   report_.driver = driver_.name;
   Pass(check, kubelet,
        absl::StrCat(
-           "driver ", driver_.name, " registered, CSI version ", driver_.version, ", endpoint ",
-           driver_.endpoint,
+           "driver ", driver_.name, " registered (verdict not sent), CSI version ",
+           driver_.version, ", endpoint ", driver_.endpoint,
            errors.empty() ? "" : absl::StrCat(" (", errors.size(), " other sockets failed)")));
   JudgeNodeInfo(driver_);
   return true;

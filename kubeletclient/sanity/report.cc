@@ -1,6 +1,7 @@
 #include "kubeletclient/sanity/report.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "kubeletclient/sanity/report_text.h"
 
@@ -64,12 +65,19 @@ using Verdict = CheckResult::Verdict;
 
 std::string JunitXml(const SanityReport& report) {
   const int tests = report.passed + report.failed + report.skipped;
-  std::string xml =
-      absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"", tests,
-                   "\" failures=\"", report.failed, "\" skipped=\"", report.skipped, "\">\n",
-                   "  <testsuite name=\"kubeletclient sanity", report.driver.empty() ? "" : ": ",
-                   XmlEscape(report.driver), "\" tests=\"", tests, "\" failures=\"", report.failed,
-                   "\" skipped=\"", report.skipped, "\">\n");
+  double seconds = 0;
+  for (const CheckResult& check : report.checks) seconds += check.seconds;
+  std::string suite = "kubeletclient sanity";
+  if (!report.driver.empty()) absl::StrAppend(&suite, ": ", report.driver);
+  if (!report.kubelet_releases.empty()) {
+    absl::StrAppend(&suite, " (kubelet ", absl::StrJoin(report.kubelet_releases, ", "), ")");
+  }
+  const std::string counts = absl::StrCat("tests=\"", tests, "\" failures=\"", report.failed,
+                                          "\" skipped=\"", report.skipped, "\" time=\"",
+                                          absl::StrFormat("%.3f", seconds), "\"");
+  std::string xml = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ",
+                                 counts, ">\n  <testsuite name=\"", XmlEscape(suite), "\" ",
+                                 counts, ">\n");
   if (!report.judge.empty()) {
     absl::StrAppend(&xml, "    <properties><property name=\"judge\" value=\"",
                     XmlEscape(report.judge), "\"/></properties>\n");
@@ -78,7 +86,8 @@ std::string JunitXml(const SanityReport& report) {
     const size_t slash = check.name.rfind('/');
     const std::string group = slash == std::string::npos ? "" : check.name.substr(0, slash);
     absl::StrAppend(&xml, "    <testcase classname=\"sanity.", XmlEscape(group), "\" name=\"",
-                    XmlEscape(check.name), "\">");
+                    XmlEscape(check.name), "\" time=\"", absl::StrFormat("%.3f", check.seconds),
+                    "\">");
     if (check.verdict == Verdict::kFail) {
       std::vector<std::string> body = check.details;
       if (!check.kubelet.empty()) body.push_back("kubelet: " + check.kubelet);

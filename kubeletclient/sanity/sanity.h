@@ -68,11 +68,13 @@ struct CheckResult {
   std::string summary;               // one line
   std::vector<std::string> details;  // FAIL: the request, the answer, what kubelet needs
   std::string kubelet;               // the kubelet behaviour it stands for: file and function
+  double seconds = 0;                // from the previous verdict (or the start) to this one
 };
 
 struct SanityReport {
   std::string judge;   // which build judged ("kubeletclient 1.0.0 (commit ...)"), if set
   std::string driver;  // the driver judged, once registered
+  std::vector<std::string> kubelet_releases;  // the releases judged by ("1.29"), if set
   std::vector<CheckResult> checks;
   int passed = 0, failed = 0, skipped = 0;
   std::string error;         // why nothing could be judged (bad input); then no checks ran
@@ -82,8 +84,9 @@ struct SanityReport {
 // Runs the checks, writing each line to `out` as it is decided, then the summary line.
 SanityReport RunSanity(const SanityOptions& options, std::ostream& out);
 
-// The report as JUnit XML (one testsuite, a testcase per check; failure and skipped elements;
-// the judge, when the report names it, as the testsuite's property "judge").
+// The report as JUnit XML (one testsuite named after the driver and the kubelet releases, a
+// testcase per check with its time in seconds; failure and skipped elements; the judge, when the
+// report names it, as the testsuite's property "judge").
 std::string JunitXml(const SanityReport& report);
 
 }  // namespace ndr::kubelet

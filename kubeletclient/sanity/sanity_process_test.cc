@@ -220,9 +220,12 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
   EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size() + 2,
-                                          "\" failures=\"0\" skipped=\"2\">")));
-  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.block\" name=\"block/stats\">"
-                             "</testcase>"));
+                                          "\" failures=\"0\" skipped=\"2\" time=\"")));
+  EXPECT_THAT(xml, ::testing::ContainsRegex("<testsuite name=\"kubeletclient sanity: "
+                                            "sample.csi.example.com \\(kubelet 1\\.[0-9]+\\)\""));
+  EXPECT_THAT(xml, ::testing::ContainsRegex("<testcase classname=\"sanity.block\" "
+                                            "name=\"block/stats\" time=\"[0-9]+\\.[0-9]{3}\">"
+                                            "</testcase>"));
   // Which build judged: first in the output, and the suite's property.
   EXPECT_THAT(out, ::testing::ContainsRegex("(^|\n)judge: kubeletclient [0-9]+\\.[0-9]+\\.[0-9]+"));
   EXPECT_THAT(xml, ::testing::ContainsRegex(
@@ -294,9 +297,11 @@ TEST_F(SanityTest, WithoutStagingTheUnstageCheckIsSkipped) {
   ASSERT_EQ(Run({"--volume-mode=filesystem", "--junit=" + junit}, &out), 0) << out;
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
-  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"sanity.filesystem\" "
-                             "name=\"filesystem/unstage-repeated\"><skipped message=\"the driver "
-                             "lacks the STAGE_UNSTAGE_VOLUME node capability\"/></testcase>"));
+  EXPECT_THAT(xml, ::testing::ContainsRegex(
+                       "<testcase classname=\"sanity.filesystem\" "
+                       "name=\"filesystem/unstage-repeated\" time=\"[0-9.]+\"><skipped "
+                       "message=\"the driver lacks the STAGE_UNSTAGE_VOLUME node "
+                       "capability\"/></testcase>"));
   auto verdicts = Verdicts(out);
   // Without a CSIDriver object: no tokens, no republish, no inline volumes either.
   std::set<std::string> skipped = Named("inline", kEphemeralChecks);
@@ -337,7 +342,10 @@ TEST_F(SanityTest, EachReleaseIsJudgedInOneRun) {
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
   EXPECT_THAT(xml, HasSubstr("name=\"1.37/filesystem/volume-health\""));
-  EXPECT_THAT(xml, HasSubstr("name=\"1.33/filesystem/volume-health\"><skipped"));
+  EXPECT_THAT(xml, ::testing::ContainsRegex("name=\"1.33/filesystem/volume-health\" "
+                                            "time=\"[0-9.]+\"><skipped"));
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"kubeletclient sanity: sample.csi.example.com "
+                             "(kubelet 1.33, 1.37)\""));
   EXPECT_THAT(LeftTargets(), IsEmpty());
   // A release given twice, one kubelet never had, a gate 1.33 refuses: nothing is judged.
   EXPECT_EQ(Run({"--kubelet-version=1.29,1.29"}, &out), 1);
