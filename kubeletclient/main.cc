@@ -42,6 +42,7 @@
 #include "kubeletclient/sanity/sanity.h"
 #include "kubeletclient/stats.h"
 #include "kubeletclient/token/jwt.h"
+#include "kubeletclient/util/running_kubelets.h"
 #include "kubeletclient/watch.h"
 #include "version/version.h"
 
@@ -282,6 +283,10 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
     return Fail("sanity: --root-dir is required: a directory of its own, not kubelet's (the "
                 "made-up pods it publishes would be kubelet's orphans)");
   }
+  // Given explicitly, kubelet's directory is refused too while a kubelet uses it.
+  if (absl::Status s = ndr::kubelet::NotAKubeletsRootDir(FLAGS_root_dir); !s.ok()) {
+    return Fail("sanity: " + std::string(s.message()));
+  }
   // None: volumes the driver's Controller service creates (an error if it cannot).
   for (absl::string_view item : absl::StrSplit(FLAGS_volume_handle, ',', absl::SkipWhitespace())) {
     bool scenario_handle = false;
@@ -389,6 +394,7 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
     all.passed += report.passed;
     all.failed += report.failed;
     all.skipped += report.skipped;
+    all.skipped_not_root += report.skipped_not_root;
     summaries.push_back(absl::StrCat("kubelet ", release.Name(), ": ", report.passed, " passed, ",
                                      report.failed, " failed, ", report.skipped, " skipped"));
     if (report.interrupted) {

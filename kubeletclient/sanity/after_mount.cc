@@ -198,9 +198,10 @@ void Judge::JudgeStats(const std::string& stats_name, const PodRun& a, bool bloc
   } else if (!stats_) {
     Skip(stats_name, stats_ref, "the driver lacks the GET_VOLUME_STATS node capability");
   } else if (block && !Exists(stats_path)) {
-    Skip(stats_name, stats_ref,
-         absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
-                      node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
+    SkipNeedsRoot(
+        stats_name, stats_ref,
+        absl::StrCat(stats_path, " does not exist: kubelet's MapBlockVolume was skipped (",
+                     node_.host_skip_reason.empty() ? "not root" : node_.host_skip_reason, ")"));
   } else if (Selected(stats_name)) {
     std::vector<SentCall> calls;
     CsiNodeClient client(driver_.endpoint, node_.timeout, &calls);

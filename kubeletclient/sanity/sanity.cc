@@ -106,6 +106,12 @@ SanityReport Judge::Run() {
            << "); something is still mounted below it" << std::endl;
     }
   };
+  if (!node_.change_host) {
+    out_ << "no host changes (" << node_.host_skip_reason
+         << "): kubelet's bind mounts and loop devices for block volumes are not made, and the "
+            "checks that need them are skipped, saying so; run as root on the host to judge them"
+         << std::endl;
+  }
   std::vector<std::string> modes = options_.volume_modes;
   if (modes.empty()) modes = {"filesystem", "block"};
   // Inline and generic ephemeral volumes are filesystem volumes.
@@ -133,7 +139,12 @@ SanityReport Judge::Run() {
   }
   node_.tokens = nullptr;
   out_ << report_.passed << " passed, " << report_.failed << " failed, " << report_.skipped
-       << " skipped" << std::endl;
+       << " skipped";
+  if (report_.skipped_not_root > 0) {
+    out_ << " (" << report_.skipped_not_root << " of them for want of host changes: "
+         << node_.host_skip_reason << ")";
+  }
+  out_ << std::endl;
   return report_;
 }
 

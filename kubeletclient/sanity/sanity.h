@@ -77,6 +77,7 @@ struct SanityReport {
   std::vector<std::string> kubelet_releases;  // the releases judged by ("1.29"), if set
   std::vector<CheckResult> checks;
   int passed = 0, failed = 0, skipped = 0;
+  int skipped_not_root = 0;  // of the skipped, those that needed host changes (root on the host)
   std::string error;         // why nothing could be judged (bad input); then no checks ran
   bool interrupted = false;  // SIGINT or SIGTERM arrived; the rest was skipped, then cleaned up
 };
