@@ -10,7 +10,8 @@
 //   kubeletclient expand --pod=FILE --volume=NAME [--objects=...] ...
 //   kubeletclient stats --pod=FILE [--objects=...] ... [--format=json|prometheus]
 //   kubeletclient jwks --service-account-key-file=PEM
-//   kubeletclient sanity --registration-socket=S | --plugin-registry-dir=D --root-dir=R
+//   kubeletclient sanity --csi-address=S | --registration-socket=S | --plugin-registry-dir=D
+//       --root-dir=R
 //       [--volume-handle=H,...] [--volume-mode=filesystem,block] [--junit=FILE]
 #include <limits.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/go_duration.h"
+#include "api/endpoint.h"
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
@@ -50,7 +52,14 @@ DEFINE_string(plugin_registry_dir, "/var/lib/kubelet/plugins_registry",
               "Directory where plugins put their registration sockets (watched recursively).");
 DEFINE_string(node_status_file, "", "JSON file with the node's CSI status. Required.");
 DEFINE_string(node_name, "", "The node's name (default: this host's name).");
-DEFINE_string(registration_socket, "", "The registration socket to probe. Required.");
+DEFINE_string(registration_socket, "",
+              "The registration socket to probe (probe: required), or whose driver to judge "
+              "(sanity).");
+DEFINE_string(csi_address, "",
+              "sanity: judge the driver at this CSI socket (a path or unix:///path) directly, "
+              "without a registrar: the judge offers it from a registration socket of its own, as "
+              "our registrar would (GetPluginInfo's name, version 1.0.0), and kubelet's handshake "
+              "runs against that.");
 DEFINE_string(pod, "", "The Pod (YAML or JSON). Required.");
 DEFINE_string(objects, "",
               "Files or directories, comma-separated, with the PersistentVolumeClaims, "
@@ -195,14 +204,16 @@ const std::vector<Command>& Commands() {
       {"jwks", "kubeletclient jwks --service-account-key-file=PEM",
        {"service_account_key_file"}},
       {"sanity",
-       "kubeletclient sanity --registration-socket=SOCKET | --plugin-registry-dir=DIR "
-       "--root-dir=DIR [--volume-handle=H[,H...]] [--objects=FILE_OR_DIR,...] [--node-name=NAME] "
+       "kubeletclient sanity --csi-address=SOCKET | --registration-socket=SOCKET | "
+       "--plugin-registry-dir=DIR --root-dir=DIR [--volume-handle=H[,H...]] "
+       "[--objects=FILE_OR_DIR,...] [--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--inline-read-only] [--inline-fs-type=TYPE] "
        "[--inline-volume-attributes=K=V,...] [--inline-publish-secret=NAME] [--junit=FILE] "
        "[--only=REGEX] [--skip=REGEX] [--list] [--kubelet-version=1.N[,1.M...]] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
-       with_handshake({"registration_socket", "plugin_registry_dir", "root_dir", "volume_handle",
+       with_handshake({"csi_address", "registration_socket", "plugin_registry_dir", "root_dir",
+                       "volume_handle",
                        "objects", "node_name", "volume_mode", "inline_read_only",
                        "inline_fs_type", "inline_volume_attributes", "inline_publish_secret",
                        "junit", "only", "skip", "list", "feature_gates", "host_selinux",
@@ -279,6 +290,20 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
   ndr::kubelet::SanityOptions options;
   options.registration_socket = FLAGS_registration_socket;
   options.plugin_registry_dir = FLAGS_plugin_registry_dir;
+  options.csi_address = FLAGS_csi_address;
+  if (!FLAGS_csi_address.empty() &&
+      (!FLAGS_registration_socket.empty() ||
+       !gflags::GetCommandLineFlagInfoOrDie("plugin_registry_dir").is_default)) {
+    return Fail("sanity: --csi-address judges the driver directly; it cannot be given with "
+                "--registration-socket or --plugin-registry-dir, which judge it through a "
+                "registrar: give one of them");
+  }
+  if (!FLAGS_csi_address.empty()) {
+    if (absl::StatusOr<std::string> path = ndr::UnixSocketPath(FLAGS_csi_address, "--csi-address");
+        !path.ok()) {
+      return Fail("sanity: " + std::string(path.status().message()));
+    }
+  }
   if (gflags::GetCommandLineFlagInfoOrDie("root_dir").is_default) {
     return Fail("sanity: --root-dir is required: a directory of its own, not kubelet's (the "
                 "made-up pods it publishes would be kubelet's orphans)");

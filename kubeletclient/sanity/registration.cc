@@ -7,6 +7,7 @@
 #include "kubeletclient/objects/object_validation.h"
 #include "kubeletclient/pluginmanager/handshake.h"
 #include "kubeletclient/pluginmanager/plugin_watcher.h"
+#include "kubeletclient/sanity/own_registrar.h"
 
 namespace ndr::kubelet::sanity {
 
@@ -14,10 +15,21 @@ bool Judge::Register() {
   const std::string check = "registration/handshake";
   const std::string kubelet =
       "pluginmanager operation_generator.go GenerateRegisterPluginFunc: GetInfo, "
-      "csi_plugin.go ValidatePlugin and RegisterPlugin (NodeGetInfo); NotifyRegistrationStatus is "
-      "not sent: the judge is not the node's kubelet";
+      "csi_plugin.go ValidatePlugin and RegisterPlugin (NodeGetInfo); NotifyRegistrationStatus "
+      "only to a registration socket the judge serves itself";
   std::vector<std::string> sockets;
-  if (!options_.registration_socket.empty()) {
+  std::unique_ptr<OwnRegistrar> own;
+  if (!options_.csi_address.empty()) {
+    absl::StatusOr<std::unique_ptr<OwnRegistrar>> started =
+        OwnRegistrar::Start(options_.csi_address, node_.timeout);
+    if (!started.ok()) {
+      Fail(check, kubelet, "the driver could not be offered for registration",
+           {std::string(started.status().message())});
+      return false;
+    }
+    own = *std::move(started);
+    sockets.push_back(own->socket());
+  } else if (!options_.registration_socket.empty()) {
     sockets.push_back(options_.registration_socket);
   } else {
     absl::StatusOr<std::unique_ptr<PluginWatcher>> scan = PluginWatcher::Start(
@@ -31,10 +43,12 @@ bool Judge::Register() {
   CsiHandler csi(&registry_, options_.csi);
   std::vector<std::string> errors, names;
   for (const std::string& socket : sockets) {
-    // Read-only towards the registrar: the judge is not the kubelet that registers the driver,
-    // and a registrar that is told it is registered counts it and stops offering its socket.
-    HandshakeResult result = RegisterSocket(socket, {{kCsiPluginType, &csi}}, options_.handshake,
-                                            /*calls=*/nullptr, RegistrationVerdict::kWithhold);
+    // Read-only towards a registrar it did not start: the judge is not the kubelet that
+    // registers the driver, and a registrar that is told it is registered counts it and stops
+    // offering its socket. Its own registration socket gets the verdict, as kubelet sends it.
+    HandshakeResult result = RegisterSocket(
+        socket, {{kCsiPluginType, &csi}}, options_.handshake, /*calls=*/nullptr,
+        own != nullptr ? RegistrationVerdict::kSend : RegistrationVerdict::kWithhold);
     if (result.status.ok() && result.info.has_value()) {
       names.push_back(result.info->name());
     } else {
@@ -56,9 +70,19 @@ bool Judge::Register() {
   std::optional<DriverInfo> info = registry_.Get(names[0]);
   driver_ = *info;
   report_.driver = driver_.name;
+  std::string how = "verdict not sent";
+  if (own != nullptr) {
+    std::optional<registrar::Verdict> verdict = own->verdict();
+    if (!verdict.has_value() || !verdict->registered) {
+      Fail(check, kubelet, "the judge's own registration socket got no confirmation",
+           {verdict.has_value() ? verdict->error : "no NotifyRegistrationStatus arrived"});
+      return false;
+    }
+    how = "offered directly from the judge's registration socket, as our registrar offers it";
+  }
   Pass(check, kubelet,
        absl::StrCat(
-           "driver ", driver_.name, " registered (verdict not sent), CSI version ",
+           "driver ", driver_.name, " registered (", how, "), CSI version ",
            driver_.version, ", endpoint ", driver_.endpoint,
            errors.empty() ? "" : absl::StrCat(" (", errors.size(), " other sockets failed)")));
   JudgeNodeInfo(driver_);

@@ -31,10 +31,12 @@
 namespace ndr::kubelet {
 
 struct SanityOptions {
-  // The plugin to judge: its registration socket, or a registry directory in which exactly one
-  // CSI driver registers.
+  // The plugin to judge: its registration socket, a registry directory in which exactly one CSI
+  // driver registers, or (direct mode) the driver's own CSI socket, which the judge offers
+  // kubelet's handshake as our registrar would, from a registration socket of its own.
   std::string registration_socket;
   std::string plugin_registry_dir;
+  std::string csi_address;
   // CSIDriver, PersistentVolumes (a PV with a volume handle given lends its attributes, fsType,
   // mount options and secret references), Secrets: optional.
   std::vector<std::string> object_paths;

@@ -647,6 +647,68 @@ spec:
   EXPECT_THAT(Verdicts(out)["PASS"], ::testing::Contains("inline/publish")) << out;
 }
 
+// Direct mode: the driver alone, no registrar. The judge offers it from a registration socket of
+// its own and judges it as through our registrar: the same verdicts as
+// TheSampleDriverPassesEveryCheck's filesystem checks; its socket directory goes with it.
+TEST_F(SanityTest, DirectModeJudgesADriverWithoutARegistrar) {
+  driver_ = std::make_unique<Subprocess>(
+      std::vector<std::string>{Runfile("test/csidriver/sample-csi-driver"),
+                               "--endpoint=" + csi_socket_, "--nodeid=node-1", "--stage-unstage"},
+      dir_.Join("driver.log"));
+  ASSERT_TRUE(PollUntil([&] {
+    struct stat st;
+    return stat(csi_socket_.c_str(), &st) == 0;
+  })) << driver_->Log();
+  auto judge_dirs = [] {
+    std::set<std::string> dirs;
+    for (const std::string& entry : DirEntries("/tmp")) {
+      if (absl::StartsWith(entry, "ndr-judge-")) dirs.insert(entry);
+    }
+    return dirs;
+  };
+  const std::set<std::string> before = judge_dirs();
+  std::vector<std::string> argv = {Runfile("kubeletclient/kubeletclient"),
+                                   "sanity",
+                                   "--csi-address=unix://" + csi_socket_,
+                                   "--root-dir=" + root_,
+                                   "--node-name=node-1",
+                                   "--volume-handle=vol-1",
+                                   "--volume-mode=filesystem",
+                                   "--block-host-ops=skip",
+                                   "--get-info-timeout=60s",
+                                   "--notify-timeout=60s"};
+  Subprocess run(argv, dir_.Join("direct.log"));
+  EXPECT_EQ(run.Wait(), 0) << run.Log();
+  const std::string out = run.Log();
+  EXPECT_THAT(out, HasSubstr("PASS  registration/handshake: driver sample.csi.example.com "
+                             "registered (offered directly from the judge's registration socket"));
+  auto verdicts = Verdicts(out);
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  for (const char* check : {"filesystem/publish", "filesystem/stats", "filesystem/clean",
+                            "generic-ephemeral/publish"}) {
+    EXPECT_THAT(verdicts["PASS"], ::testing::Contains(check)) << out;
+  }
+  EXPECT_THAT(LeftTargets(), IsEmpty());
+  EXPECT_EQ(judge_dirs(), before);
+
+  // Through a registrar and directly at once: refused, before anything is sent.
+  argv.push_back("--registration-socket=" + reg_socket_);
+  Subprocess both(argv, dir_.Join("both.log"));
+  EXPECT_EQ(both.Wait(), 1);
+  EXPECT_THAT(both.Log(), HasSubstr("sanity: --csi-address judges the driver directly; it cannot "
+                                    "be given with --registration-socket"));
+  // Nothing at the address: the handshake fails, saying why.
+  argv.pop_back();
+  argv[2] = "--csi-address=" + dir_.Join("nothing.sock");
+  Subprocess nothing(argv, dir_.Join("nothing.log"));
+  EXPECT_EQ(nothing.Wait(), 1);
+  EXPECT_THAT(nothing.Log(), HasSubstr("FAIL  registration/handshake: the driver could not be "
+                                       "offered for registration"));
+  EXPECT_THAT(nothing.Log(),
+              HasSubstr("GetPluginInfo on --csi-address " + dir_.Join("nothing.sock")));
+  EXPECT_EQ(judge_dirs(), before);
+}
+
 // A kubelet's directory is never the judge's, given explicitly or not: here a process named
 // kubelet (a copy of sleep) runs with the default root directory, /var/lib/kubelet.
 TEST_F(SanityTest, ARunningKubeletsRootDirIsRefused) {
