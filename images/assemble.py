@@ -2,7 +2,7 @@
 """Assembles the images and the release files of one build from its static binaries.
 
     images/assemble.py OUT_DIR [--tag vV] [--image-prefix localhost/ndr/] [--tarballs]
-        [--release] [--command TEXT] PLATFORM=REGISTRAR,DRIVER [PLATFORM=REGISTRAR,DRIVER ...]
+        [--release] [--command TEXT] PLATFORM=REGISTRAR,DRIVER[,KUBELETCLIENT] ...
 
 PLATFORM is an OCI platform's architecture[/variant]: amd64, arm64, arm/v7, ppc64le, s390x. The
 binaries are static, with their symbol tables (the evidence images/vex.py checks); each is
@@ -11,7 +11,8 @@ date: the images' labels and tags, the SBOMs', provenance's and VEX's) is what t
 with --version (natively, or under the platform's qemu); binaries that say different things are
 refused, so every label names the build every binary is.
 
-For each program (csi-node-driver-registrar, sample-csi-driver) it writes, into OUT_DIR:
+For each image (csi-node-driver-registrar, sample-csi-driver, and with a KUBELETCLIENT for every
+platform kubeletclient: the judge, with the registrar beside it) it writes, into OUT_DIR:
 
   PROGRAM.oci.tar                   one OCI image index, every platform, in an OCI archive whose
                                     image is named IMAGE_PREFIX+PROGRAM:TAG (TAG: the version, "+"
@@ -22,7 +23,8 @@ For each program (csi-node-driver-registrar, sample-csi-driver) it writes, into 
   PROGRAM-V-linux-ARCH.tar.gz       with --tarballs: the binary, LICENSE, NOTICE,
                                     THIRD-PARTY-NOTICES and the SBOM
 
-Each platform's image holds the binary at /PROGRAM (the entrypoint), /licenses/LICENSE,
+PROGRAM is the image's name, which is also its first binary's. Each platform's image holds its
+binaries at /NAME (the first is the entrypoint), /licenses/LICENSE,
 /licenses/NOTICE and /licenses/THIRD-PARTY-NOTICES (images/notices.py), the SBOM at
 /sbom/PROGRAM.spdx.json, and for scanners in their default mode an /etc/os-release and
 /etc/debian_version naming the Debian release the packages are from and a /var/lib/dpkg/status.d/
@@ -74,10 +76,17 @@ PLATFORMS = {
                 ["qemu-ppc64le-static"]),
     "s390x": ("IBM S/390", "s390x-linux-gnu-strip", "s390x-linux-gnu", ["qemu-s390x-static"]),
 }
-PROGRAMS = [
+# Each image: its name, its description, and its binaries (the first is the entrypoint and names
+# the image).
+IMAGES = [
     ("csi-node-driver-registrar",
-     "The CSI node-driver-registrar sidecar, a drop-in for the Go node-driver-registrar"),
-    ("sample-csi-driver", "A sample CSI node plugin, for demonstrations and tests"),
+     "The CSI node-driver-registrar sidecar, a drop-in for the Go node-driver-registrar",
+     ["csi-node-driver-registrar"]),
+    ("sample-csi-driver", "A sample CSI node plugin, for demonstrations and tests",
+     ["sample-csi-driver"]),
+    ("kubeletclient",
+     "The judge of CSI node plugins (kubeletclient sanity) and kubelet's side of them, with the "
+     "registrar beside it", ["kubeletclient", "csi-node-driver-registrar"]),
 ]
 VEX_AUTHOR = "ndr maintainers"
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -159,19 +168,25 @@ def parse_args(argv):
     parser.add_argument("--release", action="store_true")
     parser.add_argument("--command", default="images/assemble.py")
     parser.add_argument("--vex", default=os.path.join(HERE, "vex", "statements.yaml"))
-    parser.add_argument("platforms", nargs="+", metavar="PLATFORM=REGISTRAR,DRIVER")
+    parser.add_argument("platforms", nargs="+", metavar="PLATFORM=REGISTRAR,DRIVER[,KUBELETCLIENT]")
     args = parser.parse_args(argv)
     binaries = {}
+    programs = ["csi-node-driver-registrar", "sample-csi-driver", "kubeletclient"]
     for spec in args.platforms:
-        platform, _, pair = spec.partition("=")
-        registrar, _, driver = pair.partition(",")
-        if platform not in PLATFORMS or not registrar or not driver or "," in driver:
-            parser.error(f"{spec!r} is not PLATFORM=REGISTRAR,DRIVER with PLATFORM one of "
-                         f"{', '.join(PLATFORMS)}")
+        platform, _, listed = spec.partition("=")
+        paths = listed.split(",")
+        if platform not in PLATFORMS or len(paths) not in (2, 3) or not all(paths):
+            parser.error(f"{spec!r} is not PLATFORM=REGISTRAR,DRIVER[,KUBELETCLIENT] with PLATFORM "
+                         f"one of {', '.join(PLATFORMS)}")
         if platform in binaries:
             parser.error(f"{platform} is given twice")
-        binaries[platform] = {"csi-node-driver-registrar": registrar, "sample-csi-driver": driver}
+        binaries[platform] = dict(zip(programs, paths))
+    if len({len(b) for b in binaries.values()}) != 1:
+        parser.error("give KUBELETCLIENT for every platform or for none: an image index holds "
+                     "the same image for each platform")
     args.binaries = binaries
+    args.images = [image for image in IMAGES
+                   if all(p in next(iter(binaries.values())) for p in image[2])]
     return args
 
 
@@ -210,23 +225,28 @@ def assemble(args):
     with tempfile.TemporaryDirectory(prefix="ndr-assemble-") as work:
         # First what each binary links, and whether the VEX holds for it, before anything is
         # written: a refused build leaves nothing behind.
-        shipped, problems, unreviewed = {}, [], set()
-        for program, _ in PROGRAMS:
-            for platform in sorted(args.binaries):
-                binary = args.binaries[platform][program]
+        stripped, linked_by, shipped, problems, unreviewed = {}, {}, {}, [], set()
+        for platform in sorted(args.binaries):
+            for program, binary in sorted(args.binaries[platform].items()):
                 directory = os.path.join(work, program, platform.replace("/", ""))
                 os.makedirs(directory)
                 # The shipped binary has the name it has in the image, so that the SBOM and the
                 # notices name that file.
                 path = os.path.join(directory, program)
                 subprocess.run([PLATFORMS[platform][1], "-o", path, binary], check=True)
-                linked = sbom.linked_packages([path])
+                stripped[program, platform] = path
+                linked = linked_by[program, platform] = sbom.linked_packages([path])
                 packages = [linked[0][k] for k in sorted(linked[0])]
-                shipped[program, platform] = (path, linked, packages)
                 problems += vex.check_evidence(statements, {binary: packages},
                                                vex.defined_symbols, platform)
                 unreviewed |= {f"{program} ({platform}) links {source} {source_version}"
                                for source, source_version in vex.unreviewed(statements, packages)}
+            # Each image's binaries together: what they link, for its SBOM, notices and VEX.
+            for image, _, programs in args.images:
+                paths = [stripped[p, platform] for p in programs]
+                linked = (linked_by[programs[0], platform] if len(programs) == 1
+                          else sbom.linked_packages(paths))
+                shipped[image, platform] = (paths, linked, [linked[0][k] for k in sorted(linked[0])])
         if problems:
             raise AssembleError("the VEX statements do not hold for these binaries:\n  "
                                 + "\n  ".join(problems))
@@ -240,7 +260,7 @@ def assemble(args):
                   "for: its VEX leaves it out", file=sys.stderr)
 
         os.makedirs(args.out, exist_ok=True)
-        for program, description in PROGRAMS:
+        for program, description, programs in args.images:
             name = args.image_prefix + program
             layout = oci.Layout()
             labels = {
@@ -254,20 +274,20 @@ def assemble(args):
             }
             manifests, attestations, vex_contents = [], [], []
             for platform in sorted(args.binaries):
-                path, linked, packages = shipped[program, platform]
+                paths, linked, packages = shipped[program, platform]
                 slug = "linux-" + platform.replace("/", "")
-                document = sbom.build(name, version, platform, [path], created, linked)
+                document = sbom.build(name, version, platform, paths, created, linked)
                 sbom_bytes = (json.dumps(document, indent=2) + "\n").encode()
                 notice_bytes = notices.notices(f"{program} {version} (linux/{platform})",
-                                               [path], linked).encode()
-                binary_bytes = file_bytes(path)
-                files = {
-                    program: (0o755, binary_bytes),
+                                               paths, linked).encode()
+                binaries = {p: (0o755, file_bytes(path)) for p, path in zip(programs, paths)}
+                files = dict(binaries)
+                files.update({
                     "licenses/LICENSE": (0o644, license_text),
                     "licenses/NOTICE": (0o644, notice_text),
                     "licenses/THIRD-PARTY-NOTICES": (0o644, notice_bytes),
                     f"sbom/{program}.spdx.json": (0o644, sbom_bytes),
-                }
+                })
                 files.update(scanner_files.files(packages, program, version))
                 manifest = layout.image(files, oci_platform(platform), epoch, ["/" + program],
                                         labels, f"{program} {version}")
@@ -280,7 +300,7 @@ def assemble(args):
                 if args.tarballs:
                     archive_name = f"{program}-{version}-{slug}.tar.gz"
                     data = tarball(f"{program}-{version}-{slug}", {
-                        program: (0o755, binary_bytes),
+                        **binaries,
                         "LICENSE": (0o644, license_text),
                         "NOTICE": (0o644, notice_text),
                         "THIRD-PARTY-NOTICES": (0o644, notice_bytes),

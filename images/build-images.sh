@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the two images from given static binaries, one image per platform, each image's
+# Builds the images from given static binaries (the registrar's, the sample driver's, and with a
+# kubeletclient binary the judge's), one image per platform, each image's
 # platforms joined in one OCI image index, written out as an OCI archive, with each platform's
 # SPDX SBOM, SLSA provenance and OpenVEX beside it and attached to the index:
 #
-#   images/build-images.sh OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY [PLATFORM=...]
+#   images/build-images.sh OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY[,KUBELETCLIENT] ...
 #
 # e.g. images/build-images.sh out amd64=bin/registrar,bin/driver arm/v7=arm/registrar,arm/driver.
 # PLATFORM is an OCI architecture with its variant, if any: amd64, arm64, arm/v7, ppc64le, s390x.
@@ -12,7 +13,7 @@
 # themselves. Prints each image's name, its index digest and each platform's layer size.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  echo "usage: $0 OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY [PLATFORM=...]" >&2
+  echo "usage: $0 OUT_DIR PLATFORM=REGISTRAR_BINARY,DRIVER_BINARY[,KUBELETCLIENT] ..." >&2
   exit 2
 fi
 out=$1

@@ -5,7 +5,8 @@
 #   bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--no-tlog] [--cosign=PATH]
 #
 # e.g. bash images/publish.sh /tmp/release-1.0.0 registry.example.com/storage --key cosign.key
-# pushes REPOSITORY/csi-node-driver-registrar:VERSION and REPOSITORY/sample-csi-driver:VERSION
+# pushes REPOSITORY/csi-node-driver-registrar:VERSION, REPOSITORY/sample-csi-driver:VERSION and
+# REPOSITORY/kubeletclient:VERSION (the judge)
 # (skopeo copy --all: the index, every platform, the BuildKit attestations), checks that each
 # pushed index has the release's digest (release/digests.txt), then with cosign:
 #

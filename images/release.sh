@@ -81,17 +81,18 @@ echo "==> building every platform, -c opt, in a new output base with no cache"
 # shellcheck disable=SC2046
 "${bazel[@]}" build $(ndr_bazel_flags) --disk_cache= -c opt \
   //registrar:csi-node-driver-registrar.stripped //test/csidriver:sample-csi-driver.stripped \
-  //toolchain/cross:all_binaries
+  //kubeletclient:kubeletclient.stripped //toolchain/cross:all_binaries
 bin=$("${bazel[@]}" info -c opt bazel-bin 2>/dev/null)
 cross=$bin/toolchain/cross
-platforms=("amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped")
+platforms=("amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped,$bin/kubeletclient/kubeletclient.stripped")
 for pair in arm64:arm64 arm/v7:armv7 ppc64le:ppc64le s390x:s390x; do
-  platforms+=("${pair%%:*}=$cross/${pair#*:}_binaries/csi-node-driver-registrar.stripped,$cross/${pair#*:}_binaries/sample-csi-driver.stripped")
+  dir=$cross/${pair#*:}_binaries
+  platforms+=("${pair%%:*}=$dir/csi-node-driver-registrar.stripped,$dir/sample-csi-driver.stripped,$dir/kubeletclient.stripped")
 done
 
 echo "==> checking that every linked Debian package is the newest apt knows"
 /usr/bin/python3 - "$bin/registrar/csi-node-driver-registrar.stripped" \
-  "$bin/test/csidriver/sample-csi-driver.stripped" <<'PYTHON'
+  "$bin/test/csidriver/sample-csi-driver.stripped" "$bin/kubeletclient/kubeletclient.stripped" <<'PYTHON'
 import subprocess, sys
 sys.path.insert(0, "images")
 import sbom

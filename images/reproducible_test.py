@@ -190,6 +190,17 @@ class Refusals(unittest.TestCase):
         self.assertIn("has not been reviewed", run.stderr)
         self.assertTrue(os.path.exists(os.path.join(out, "csi-node-driver-registrar.oci.tar")))
 
+    def test_the_judge_for_some_platforms_only(self):
+        # An index holds the same image for every platform: kubeletclient for all or for none.
+        out = os.path.join(self.work, "out")
+        run = subprocess.run(["/usr/bin/python3", ASSEMBLE, out,
+                              f"amd64={BINARIES[0]},{BINARIES[1]},{BINARIES[0]}",
+                              f"arm64={BINARIES[2]},{BINARIES[3]}"],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("give KUBELETCLIENT for every platform or for none", run.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def glibc_versions(self):
         out = subprocess.run(["dpkg-query", "-W", "-f", "${source:Version}", "libc6-dev"],
                              capture_output=True, text=True, check=True).stdout

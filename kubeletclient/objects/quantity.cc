@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "absl/numeric/int128.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -10,7 +11,8 @@
 namespace ndr::kubelet {
 namespace {
 
-using u128 = unsigned __int128;
+// absl's, not the compiler's unsigned __int128, which 32-bit targets (linux/arm/v7) lack.
+using u128 = absl::uint128;
 
 // quantity.go ErrFormatWrong and ErrSuffix.
 constexpr char kFormatWrong[] =
@@ -18,7 +20,7 @@ constexpr char kFormatWrong[] =
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 constexpr char kSuffixWrong[] = "unable to parse quantity's suffix";
 
-constexpr u128 kMax128 = ~static_cast<u128>(0);
+constexpr u128 kMax128 = absl::Uint128Max();
 
 // The suffix's power of ten and of two, and the format it implies; false if it is not one.
 bool ParseSuffix(absl::string_view suffix, int* e10, int* e2, Quantity::Format* format) {

@@ -1,8 +1,9 @@
-// One architecture's builds of the registrar and the sample driver (NDR_CROSS_ARCH, set by the
-// <arch>_test target; built with that architecture's toolchain through a transition, see
-// cross.bzl), run under its qemu-<arch>-static invoked directly (no binfmt): their ELF headers,
-// --version, and a registration round trip of that architecture's registrar against its sample
-// driver with the amd64 kubeletclient playing kubelet, ending with SIGTERM.
+// One architecture's builds of the registrar, the sample driver and kubeletclient (NDR_CROSS_ARCH,
+// set by the <arch>_test target; built with that architecture's toolchain through a transition,
+// see cross.bzl), run under its qemu-<arch>-static invoked directly (no binfmt): their ELF
+// headers, --version, and a registration round trip of that architecture's registrar against its
+// sample driver with the amd64 kubeletclient playing kubelet and that architecture's kubeletclient
+// probing the registration socket, ending with SIGTERM.
 #include <elf.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -63,14 +64,15 @@ class CrossTest : public ::testing::Test {
     registrar_ = Runfile("toolchain/cross/" + arch_name_ +
                          "_binaries/csi-node-driver-registrar.stripped");
     driver_ = Runfile("toolchain/cross/" + arch_name_ + "_binaries/sample-csi-driver.stripped");
+    kubeletclient_ = Runfile("toolchain/cross/" + arch_name_ + "_binaries/kubeletclient.stripped");
   }
 
-  std::string arch_name_, registrar_, driver_;
+  std::string arch_name_, registrar_, driver_, kubeletclient_;
   Arch arch_{};
 };
 
 TEST_F(CrossTest, BinariesAreStaticAndOfTheArchitecture) {
-  for (const std::string& binary : {registrar_, driver_}) {
+  for (const std::string& binary : {registrar_, driver_, kubeletclient_}) {
     SCOPED_TRACE(binary);
     const ElfFacts facts = ReadElf(binary);
     EXPECT_EQ(facts.machine, arch_.machine);
@@ -100,6 +102,9 @@ TEST_F(CrossTest, VersionUnderQemu) {
   EXPECT_EQ(version.Wait(), 0) << version.Describe();
   EXPECT_THAT(version.Log(), ::testing::StartsWith("csi-node-driver-registrar "));
   EXPECT_THAT(version.Log(), HasSubstr("\nmatches: node-driver-registrar v2.17.0"));
+  Subprocess judge({arch_.qemu, kubeletclient_, "--version"}, dir.Join("kubeletclient.log"));
+  EXPECT_EQ(judge.Wait(), 0) << judge.Describe();
+  EXPECT_THAT(judge.Log(), ::testing::StartsWith("kubeletclient "));
 }
 
 TEST_F(CrossTest, RegistrationRoundTripAndSigtermUnderQemu) {
@@ -133,6 +138,14 @@ TEST_F(CrossTest, RegistrationRoundTripAndSigtermUnderQemu) {
   EXPECT_EQ(status["drivers"][name]["endpoint"], csi);
   EXPECT_EQ(status["annotations"]["csi.volume.kubernetes.io/nodeid"],
             json({{name, arch_name_ + "-node"}}).dump());
+  // That architecture's kubeletclient, read-only: the handshake up to the verdict.
+  Subprocess probe({arch_.qemu, kubeletclient_, "probe",
+                    "--registration-socket=" + reg + "/" + name + "-reg.sock",
+                    "--get-info-timeout=60s"},
+                   dir.Join("probe.log"));
+  EXPECT_EQ(probe.Wait(), 0) << probe.Describe();
+  EXPECT_THAT(probe.Log(), HasSubstr("\"nodeId\": \"" + arch_name_ + "-node\""));
+  EXPECT_THAT(probe.Log(), HasSubstr("\"verdictNotSent\""));
   // SIGTERM reaches the emulated registrar (qemu runs it in its own process): it removes its
   // socket and exits 0, and kubelet drops the driver.
   ASSERT_TRUE(registrar.Signal(SIGTERM));

@@ -34,7 +34,7 @@ sysroot=${2:-/var/cache/ndr-$arch-sysroot}
 packages=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev zlib1g-dev
   libgflags-dev libgoogle-glog-dev libunwind-dev liblzma-dev libevent-dev libssl-dev
-  libc6-dev linux-libc-dev
+  libyaml-cpp-dev libc6-dev linux-libc-dev
 )
 
 # Whose headers or generated code must match the amd64 build exactly (protoc and the gRPC plugin
