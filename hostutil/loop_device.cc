@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -30,7 +31,15 @@ absl::Status ErrnoError(absl::string_view what, absl::string_view path, int err)
 // The number of loop devices the kernel may hand out before giving up on a race.
 constexpr int kAttachAttempts = 64;
 
+std::atomic<LoopDeviceObserver> observer{nullptr};
+
+void Tell(const std::string& device, bool attached) {
+  if (LoopDeviceObserver o = observer.load()) o(device, attached);
+}
+
 }  // namespace
+
+void SetLoopDeviceObserver(LoopDeviceObserver o) { observer.store(o); }
 
 absl::StatusOr<std::string> AttachLoopDevice(const std::string& path) {
   int file = open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -51,6 +60,7 @@ absl::StatusOr<std::string> AttachLoopDevice(const std::string& path) {
       if (errno == EBUSY) continue;  // another process took it first
       return ErrnoError(absl::StrCat("ioctl LOOP_SET_FD of ", path, " on"), device, errno);
     }
+    Tell(device, true);
     // Name the backing file, as losetup does (sysfs shows the path of the open file anyway).
     struct loop_info64 info = {};
     strncpy(reinterpret_cast<char*>(info.lo_file_name), path.c_str(), LO_NAME_SIZE - 1);
@@ -93,6 +103,7 @@ absl::Status DetachLoopDevice(const std::string& device) {
   if (ioctl(loop, LOOP_CLR_FD) != 0 && errno != ENXIO) {
     return ErrnoError("ioctl LOOP_CLR_FD on", device, errno);
   }
+  Tell(device, false);
   return absl::OkStatus();
 }
 

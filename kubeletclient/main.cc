@@ -41,6 +41,7 @@
 #include "kubeletclient/publish.h"
 #include "kubeletclient/republish.h"
 #include "kubeletclient/sanity/checks.h"
+#include "kubeletclient/sanity/sandbox.h"
 #include "kubeletclient/sanity/sanity.h"
 #include "kubeletclient/stats.h"
 #include "kubeletclient/token/jwt.h"
@@ -377,6 +378,15 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
   options.node = publish.node;
   options.handshake = publish.handshake;
   options.csi = publish.csi;
+  // A run that changes the host does it from a mount namespace of its own, with a cleaner that
+  // outlives it (sandbox.h); entered before any thread starts, left when this function returns.
+  std::unique_ptr<ndr::kubelet::sanity::Sandbox> sandbox;
+  if (options.node.change_host) {
+    absl::StatusOr<std::unique_ptr<ndr::kubelet::sanity::Sandbox>> entered =
+        ndr::kubelet::sanity::Sandbox::Enter(options.node.root_dir);
+    if (!entered.ok()) return Fail("sanity: " + std::string(entered.status().message()));
+    sandbox = *std::move(entered);
+  }
   // Signals wait until a step is done, so that what was published is torn down (sanity.h); gRPC's
   // threads, started later, inherit the mask.
   sigset_t signals;
@@ -399,6 +409,12 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
                       "information from a real kubelet)"
                     : "from the CSIDriver's podInfoOnMount only, as from every kubelet release")
             << "\n";
+  if (sandbox != nullptr) {
+    std::cout << "sandbox: a mount namespace of its own; " << options.node.root_dir
+              << " shared with the host, and what a judge that did not finish leaves under it "
+                 "undone by a cleaner (pid "
+              << sandbox->cleaner() << ")\n";
+  }
   for (const ndr::kubelet::KubeletRelease& release : releases) {
     all.kubelet_releases.push_back(release.Name());
   }

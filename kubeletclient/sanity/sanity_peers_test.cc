@@ -7,6 +7,8 @@
 // Needs root on the host (bind mounts and loop devices, as kubelet makes them): it skips itself,
 // saying why, elsewhere; outside Bazel's sandbox, whose user namespace would make it skip.
 #include <glob.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +89,23 @@ std::vector<std::string> HostLeftovers(const std::string& dir) {
   return left;
 }
 
+// Loop devices whose backing file the kernel can no longer name ("/"): over a bind mount in a
+// mount namespace that is gone.
+std::set<std::string> UnnamedLoops() {
+  std::set<std::string> loops;
+  glob_t found;
+  if (glob("/sys/block/loop*/loop/backing_file", 0, nullptr, &found) == 0) {
+    for (size_t i = 0; i < found.gl_pathc; ++i) {
+      std::string backing;
+      if (ReadFile(found.gl_pathv[i], &backing) && (backing == "/" || backing == "/\n")) {
+        loops.insert(found.gl_pathv[i]);
+      }
+    }
+    globfree(&found);
+  }
+  return loops;
+}
+
 class SanityPeersTest : public ::testing::TestWithParam<std::tuple<const char*, bool>> {
  protected:
   void SetUp() override {
@@ -106,6 +125,16 @@ class SanityPeersTest : public ::testing::TestWithParam<std::tuple<const char*, 
   // kubeletclient sanity making host changes as kubelet does. Its exit code; output in `out`.
   int Judge(const std::vector<std::string>& driver_flags, std::string* out,
             const std::string& volume_mode = "block") {
+    if (!StartDriver(driver_flags)) return -1;
+    Subprocess run(SanityArgv(volume_mode), dir_.Join("sanity.log"));
+    const std::optional<int> code = run.Wait();
+    *out = run.Log();
+    return code.value_or(-1);
+  }
+
+  // The sample driver with `driver_flags` and our registrar, registered; false (and a failure)
+  // if the registration socket does not appear.
+  bool StartDriver(const std::vector<std::string>& driver_flags) {
     std::vector<std::string> driver = {Runfile("test/csidriver/sample-csi-driver"),
                                        "--endpoint=" + csi_socket_, "--nodeid=node-1"};
     driver.insert(driver.end(), driver_flags.begin(), driver_flags.end());
@@ -115,24 +144,24 @@ class SanityPeersTest : public ::testing::TestWithParam<std::tuple<const char*, 
             Runfile("registrar/csi-node-driver-registrar"), "--csi-address=" + csi_socket_,
             "--kubelet-registration-path=" + csi_socket_, "--plugin-registration-path=" + reg_dir_},
         dir_.Join("registrar.log"));
-    const std::string reg_socket = reg_dir_ + "/" + kDriverName + "-reg.sock";
-    if (!PollUntil([&] { return access(reg_socket.c_str(), F_OK) == 0; })) {
+    if (!PollUntil([&] { return access(reg_socket_.c_str(), F_OK) == 0; })) {
       ADD_FAILURE() << registrar_->Describe();
-      return -1;
+      return false;
     }
-    Subprocess run({Runfile("kubeletclient/kubeletclient"), "sanity",
-                    "--registration-socket=" + reg_socket, "--root-dir=" + root_,
-                    "--node-name=node-1", "--volume-handle=vol-1", "--volume-mode=" + volume_mode,
-                    "--block-host-ops=auto", "--get-info-timeout=60s", "--notify-timeout=60s"},
-                   dir_.Join("sanity.log"));
-    const std::optional<int> code = run.Wait();
-    *out = run.Log();
-    return code.value_or(-1);
+    return true;
+  }
+
+  std::vector<std::string> SanityArgv(const std::string& volume_mode) {
+    return {Runfile("kubeletclient/kubeletclient"), "sanity",
+            "--registration-socket=" + reg_socket_, "--root-dir=" + root_, "--node-name=node-1", "--volume-handle=vol-1",
+            "--volume-mode=" + volume_mode, "--block-host-ops=auto", "--get-info-timeout=60s",
+            "--notify-timeout=60s"};
   }
 
   TempDir dir_{"peer"};
   const std::string csi_dir_ = dir_.Join("csi"), reg_dir_ = dir_.Join("reg");
   const std::string root_ = dir_.Join("root"), csi_socket_ = dir_.Join("csi/csi.sock");
+  const std::string reg_socket_ = reg_dir_ + "/" + kDriverName + "-reg.sock";
   std::unique_ptr<Subprocess> driver_, registrar_;
 };
 
@@ -227,6 +256,71 @@ TEST_F(SanityPeersTest, ARegularFileAtABlockTargetFailsTheTargetCheckOnly) {
                              "volume whose target is not a device"));
   EXPECT_EQ(verdicts.at("block/clean"), "PASS") << out;
   EXPECT_EQ(verdicts.at("block/unstage-repeated"), "PASS") << out;
+}
+
+}  // namespace
+}  // namespace ndr
+
+namespace ndr {
+namespace {
+
+// Whether process `pid` is stopped (state T in /proc/PID/stat).
+bool Stopped(pid_t pid) {
+  std::string stat;
+  if (!ReadFile(absl::StrCat("/proc/", pid, "/stat"), &stat)) return false;
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'T';
+}
+
+std::string MountNamespace(const std::string& pid) {
+  char target[128] = {};
+  const ssize_t n = readlink(("/proc/" + pid + "/ns/mnt").c_str(), target, sizeof(target) - 1);
+  return n > 0 ? std::string(target, n) : "";
+}
+
+// The judge killed with SIGKILL while block and filesystem volumes are published and mapped (loop
+// devices, bind mounts, the driver's staging and publish mounts): it ran in a mount namespace of
+// its own, and its cleaner, left in the host's, undoes everything under its root directory once
+// it is gone, saying so.
+TEST_F(SanityPeersTest, AJudgeKilledMidRunLeavesNothingOnTheHost) {
+  ASSERT_TRUE(StartDriver({"--stage-unstage", "--block-publish=loop-bind"}));
+  const std::set<std::string> unnamed_before = UnnamedLoops();
+  setenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER", "block/second-pod", 1);
+  Subprocess run(SanityArgv("filesystem,block"), dir_.Join("killed.log"));
+  unsetenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER");
+  ASSERT_TRUE(PollUntil([&] { return Stopped(run.pid()); })) << run.Log();
+  EXPECT_NE(MountNamespace(std::to_string(run.pid())), MountNamespace("self"));
+  EXPECT_THAT(HostLeftovers(dir_.path()), ::testing::Not(IsEmpty()));  // something to clean
+  const std::string out = run.Log();
+  const size_t at = out.find("a cleaner (pid ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const pid_t cleaner = atoi(out.c_str() + at + strlen("a cleaner (pid "));
+  ASSERT_GT(cleaner, 0) << out;
+  ASSERT_TRUE(run.Signal(SIGKILL));
+  run.Wait();
+  // Nothing of the judge's under its root directory, nor its loop devices (over bind mounts in
+  // its namespace, which the kernel names "/" once that is gone).
+  auto judges = [&] {
+    std::vector<std::string> left = HostLeftovers(root_);
+    for (const std::string& loop : UnnamedLoops()) {
+      if (!unnamed_before.count(loop)) left.push_back("unnamed loop device " + loop);
+    }
+    return left;
+  };
+  EXPECT_TRUE(PollUntil([&] { return kill(cleaner, 0) != 0 && judges().empty(); }))
+      << ::testing::PrintToString(judges()) << run.Log();
+  EXPECT_THAT(run.Log(), HasSubstr("kubeletclient sanity: the judge left its loop device"));
+  // What is left is the driver's own: the loop device of the block volume the killed judge had
+  // staged, as a driver keeps it for a kubelet killed mid-run until NodeUnstageVolume. Detached
+  // here as that call would (TearDown checks that nothing else is left).
+  for (const std::string& left : HostLeftovers(dir_.path())) {
+    EXPECT_THAT(left, HasSubstr(csi_dir_ + "/sample-csi-data/")) << left;
+    const std::string device = "/dev/" + std::vector<std::string>(absl::StrSplit(left, '/'))[3];
+    Subprocess losetup({"/usr/sbin/losetup", "-d", device}, dir_.Join("losetup.log"));
+    EXPECT_EQ(losetup.Wait(), 0) << losetup.Log();
+  }
+  EXPECT_TRUE(PollUntil([&] { return HostLeftovers(dir_.path()).empty(); }))
+      << ::testing::PrintToString(HostLeftovers(dir_.path()));
 }
 
 }  // namespace
