@@ -6,7 +6,7 @@
 # The tag is cloned into a new directory and built there with an output base of its own and no
 # cache (-c opt, every platform), so nothing of this checkout or of earlier builds gets in; two
 # runs give the same bytes (images/assemble.py, and //images:reproducible_test for what decides it).
-# OUT_DIR gets, for the registrar and the sample driver:
+# OUT_DIR gets, for the registrar, the sample driver and (from 1.1.0) kubeletclient, the judge:
 #
 #   PROGRAM.oci.tar                      one OCI image index for linux/amd64, arm64, arm/v7, ppc64le
 #                                        and s390x, with each platform's SBOM, provenance and VEX
@@ -77,26 +77,38 @@ described=$(bash version/describe.sh | sed -n 's/^version //p')
 [ "$described" = "$version" ] ||
   refuse "the clone of $tag describes itself as $described, not $version (version/describe.sh)"
 
+# The programs the tag releases: the registrar and the sample driver, and from 1.1.0 kubeletclient
+# (the judge's image), which a tag has when its cross builds make it for every platform.
+programs=(registrar/csi-node-driver-registrar test/csidriver/sample-csi-driver)
+grep -q '"//kubeletclient:kubeletclient.stripped"' toolchain/cross/BUILD.bazel &&
+  programs+=(kubeletclient/kubeletclient)
 echo "==> building every platform, -c opt, in a new output base with no cache"
+targets=()
+for program in "${programs[@]}"; do targets+=("//${program%/*}:${program##*/}.stripped"); done
 # shellcheck disable=SC2046
-"${bazel[@]}" build $(ndr_bazel_flags) --disk_cache= -c opt \
-  //registrar:csi-node-driver-registrar.stripped //test/csidriver:sample-csi-driver.stripped \
-  //kubeletclient:kubeletclient.stripped //toolchain/cross:all_binaries
+"${bazel[@]}" build $(ndr_bazel_flags) --disk_cache= -c opt "${targets[@]}" \
+  //toolchain/cross:all_binaries
 bin=$("${bazel[@]}" info -c opt bazel-bin 2>/dev/null)
 cross=$bin/toolchain/cross
-platforms=("amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped,$bin/kubeletclient/kubeletclient.stripped")
+binaries() {  # DIRECTORY-OF-EACH-PROGRAM...: the comma-separated list assemble.py takes
+  local list=() program
+  for program in "${programs[@]}"; do list+=("$1/${program##*/}.stripped"); shift; done
+  (IFS=,; echo "${list[*]}")
+}
+amd64=()
+for program in "${programs[@]}"; do amd64+=("$bin/${program%/*}"); done
+platforms=("amd64=$(binaries "${amd64[@]}")")
 for pair in arm64:arm64 arm/v7:armv7 ppc64le:ppc64le s390x:s390x; do
   dir=$cross/${pair#*:}_binaries
-  platforms+=("${pair%%:*}=$dir/csi-node-driver-registrar.stripped,$dir/sample-csi-driver.stripped,$dir/kubeletclient.stripped")
+  platforms+=("${pair%%:*}=$(binaries "$dir" "$dir" "$dir")")
 done
 
 echo "==> checking that every linked Debian package is the newest apt knows"
-/usr/bin/python3 - "$bin/registrar/csi-node-driver-registrar.stripped" \
-  "$bin/test/csidriver/sample-csi-driver.stripped" "$bin/kubeletclient/kubeletclient.stripped" <<'PYTHON'
+/usr/bin/python3 - "${platforms[0]#amd64=}" <<'PYTHON'
 import subprocess, sys
 sys.path.insert(0, "images")
 import sbom
-packages, _ = sbom.linked_packages(sys.argv[1:])
+packages, _ = sbom.linked_packages(sys.argv[1].split(","))
 stale = []
 for package in sorted({p.installed for p in packages.values() if p.root == "/"}):
     policy = subprocess.run(["apt-cache", "policy", package], capture_output=True, text=True).stdout

@@ -56,6 +56,11 @@ DEFINE_string(node_name, "", "The node's name (default: this host's name).");
 DEFINE_string(registration_socket, "",
               "The registration socket to probe (probe: required), or whose driver to judge "
               "(sanity).");
+DEFINE_string(controller_address, "",
+              "sanity: the driver's Controller service, where it is served on a socket of its own "
+              "(a path or unix:///path), for the volumes made when no --volume-handle is given "
+              "(CreateVolume, ControllerPublishVolume, as csi-sanity's --csi.controllerendpoint); "
+              "default: the node plugin's socket.");
 DEFINE_string(csi_address, "",
               "sanity: judge the driver at this CSI socket (a path or unix:///path) directly, "
               "without a registrar: the judge offers it from a registration socket of its own, as "
@@ -207,13 +212,15 @@ const std::vector<Command>& Commands() {
       {"sanity",
        "kubeletclient sanity --csi-address=SOCKET | --registration-socket=SOCKET | "
        "--plugin-registry-dir=DIR --root-dir=DIR [--volume-handle=H[,H...]] "
+       "[--controller-address=SOCKET] "
        "[--objects=FILE_OR_DIR,...] [--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--inline-read-only] [--inline-fs-type=TYPE] "
        "[--inline-volume-attributes=K=V,...] [--inline-publish-secret=NAME] [--junit=FILE] "
        "[--only=REGEX] [--skip=REGEX] [--list] [--kubelet-version=1.N[,1.M...]] "
        "[--feature-gates=Name=bool,...] [--block-host-ops=auto|skip] "
        "[--service-account-key-file=PEM --service-account-issuer=URL]",
-       with_handshake({"csi_address", "registration_socket", "plugin_registry_dir", "root_dir",
+       with_handshake({"csi_address", "controller_address", "registration_socket",
+                       "plugin_registry_dir", "root_dir",
                        "volume_handle",
                        "objects", "node_name", "volume_mode", "inline_read_only",
                        "inline_fs_type", "inline_volume_attributes", "inline_publish_secret",
@@ -304,6 +311,12 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
         !path.ok()) {
       return Fail("sanity: " + std::string(path.status().message()));
     }
+  }
+  if (!FLAGS_controller_address.empty()) {
+    absl::StatusOr<std::string> path =
+        ndr::UnixSocketPath(FLAGS_controller_address, "--controller-address");
+    if (!path.ok()) return Fail("sanity: " + std::string(path.status().message()));
+    options.controller_address = *path;
   }
   if (gflags::GetCommandLineFlagInfoOrDie("root_dir").is_default) {
     return Fail("sanity: --root-dir is required: a directory of its own, not kubelet's (the "

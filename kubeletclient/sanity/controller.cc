@@ -16,6 +16,10 @@ constexpr char kAttachRef[] =
     "attachmentMetadata, which kubelet's WaitForAttach hands to NodeStageVolume and "
     "NodePublishVolume";
 
+std::string Judge::ControllerEndpoint() const {
+  return options_.controller_address.empty() ? driver_.endpoint : options_.controller_address;
+}
+
 bool Judge::Provision(const std::string& prefix, const std::string& mode, const std::string& handle,
                       const std::vector<std::string>& checks, Provisioned* volume) {
   volume->capability.block = mode == "block";
@@ -24,7 +28,7 @@ bool Judge::Provision(const std::string& prefix, const std::string& mode, const 
     return true;
   }
   std::vector<SentCall> calls;
-  SanityController controller(driver_.endpoint, node_.timeout, &calls);
+  SanityController controller(ControllerEndpoint(), node_.timeout, &calls);
   const std::string name = absl::StrCat(
       "kubeletclient-sanity-", prefix.substr(0, prefix.size() - 1), "-", RandomUid().substr(0, 8));
   absl::StatusOr<csi::v1::Volume> created =
@@ -68,7 +72,7 @@ void Judge::Attach(const std::string& prefix, const std::string& pv_name, Provis
     return;
   }
   std::vector<SentCall> calls;
-  SanityController controller(driver_.endpoint, node_.timeout, &calls);
+  SanityController controller(ControllerEndpoint(), node_.timeout, &calls);
   absl::StatusOr<StringMap> context = controller.ControllerPublishVolume(
       volume->handle, driver_.node_id, volume->capability, volume->attributes);
   VolumeAttachment attachment;
@@ -95,7 +99,7 @@ void Judge::Attach(const std::string& prefix, const std::string& pv_name, Provis
 }
 
 void Judge::Deprovision(const std::string& prefix, const Provisioned& volume) {
-  SanityController controller(driver_.endpoint, node_.timeout);
+  SanityController controller(ControllerEndpoint(), node_.timeout);
   if (volume.attached) {
     if (absl::Status s = controller.ControllerUnpublishVolume(volume.handle, driver_.node_id);
         !s.ok()) {
@@ -124,7 +128,7 @@ bool Judge::ReadControllerCapabilities(const std::vector<std::string>& without_h
       options_.volume_handles.empty() && options_.scenario_handles.empty()
           ? "no --volume-handle was given"
           : absl::StrCat("no --volume-handle was given for ", absl::StrJoin(without_handle, ", "));
-  SanityController controller(driver_.endpoint, node_.timeout);
+  SanityController controller(ControllerEndpoint(), node_.timeout);
   absl::StatusOr<ControllerCapabilities> capabilities = controller.Capabilities();
   if (!capabilities.ok()) {
     Fail("controller/capabilities", ref, "the driver's capabilities could not be read",

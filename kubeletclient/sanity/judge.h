@@ -144,6 +144,8 @@ class Judge {
 
   // registration.cc
   bool Register();
+  // Where the Controller service is: --controller-address, or the node plugin's socket.
+  std::string ControllerEndpoint() const;
   void JudgeNodeInfo(const DriverInfo& info);
   void ReadCapabilities();
   // registration/storage-health (kubelet 1.37+).

@@ -37,6 +37,9 @@ struct SanityOptions {
   std::string registration_socket;
   std::string plugin_registry_dir;
   std::string csi_address;
+  // The driver's Controller service, where it is served on a socket of its own (a path); empty:
+  // on the node plugin's socket. Only for volumes made when no handle is given.
+  std::string controller_address;
   // CSIDriver, PersistentVolumes (a PV with a volume handle given lends its attributes, fsType,
   // mount options and secret references), Secrets: optional.
   std::vector<std::string> object_paths;

@@ -279,6 +279,40 @@ TEST_F(SanityTest, VolumesCreatedAndAttachedByTheDriversController) {
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/controller-publish: attached to node ID node-1"));
 }
 
+// A Controller service on a socket of its own (--controller-address, as csi-sanity's
+// --csi.controllerendpoint): the volumes are made there, the node calls go to the node plugin.
+TEST_F(SanityTest, AControllerOnASocketOfItsOwn) {
+  StartDriver({"--stage-unstage"});
+  const std::string controller_socket = dir_.Join("csi/controller.sock");
+  Subprocess controller({Runfile("test/csidriver/sample-csi-driver"),
+                         "--endpoint=" + controller_socket, "--nodeid=node-1", "--controller",
+                         "--v=4"},
+                        dir_.Join("controller.log"));
+  ASSERT_TRUE(PollUntil([&] {
+    struct stat st;
+    return stat(controller_socket.c_str(), &st) == 0;
+  })) << controller.Log();
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=", "--volume-mode=filesystem",
+                 "--controller-address=unix://" + controller_socket},
+                &out),
+            0)
+      << out;
+  auto verdicts = Verdicts(out);
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  for (const char* check : {"controller/capabilities", "filesystem/create-volume",
+                            "filesystem/publish", "filesystem/delete-volume"}) {
+    EXPECT_THAT(verdicts["PASS"], ::testing::Contains(check)) << out;
+  }
+  EXPECT_THAT(controller.Log(), HasSubstr("CreateVolume"));
+  EXPECT_THAT(controller.Log(), ::testing::Not(HasSubstr("NodePublishVolume")));
+  // The node plugin has no Controller service: create-volume passed only through the other.
+  EXPECT_THAT(driver_->Log(), HasSubstr("NodePublishVolume"));
+  // Not a unix socket: refused before anything is sent.
+  EXPECT_EQ(Run({"--volume-handle=", "--controller-address=tcp://10.0.0.1:9000"}, &out), 1);
+  EXPECT_THAT(out, HasSubstr("--controller-address"));
+}
+
 // A volume of the driver's controller that was never attached: the driver refuses it, and the
 // failure says why.
 TEST_F(SanityTest, AnUnattachedVolumeFailsThePublish) {
