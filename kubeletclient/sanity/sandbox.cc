@@ -35,6 +35,14 @@ bool Under(const std::string& path, const std::string& dir) {
   return path == dir || absl::StartsWith(path, dir + "/");
 }
 
+// Where under the root directory kubelet's layout puts what is mounted for volumes: the pods'
+// directories and the plugins' (staging, block devices). Only there, and the root's own bind
+// mount, does the cleaner touch anything: a root directory shared with other programs (/tmp,
+// say) keeps what they mount elsewhere in it.
+bool KubeletsLayout(const std::string& path, const std::string& root) {
+  return Under(path, root + "/pods") || Under(path, root + "/plugins");
+}
+
 // The mount points of this process's namespace, in mountinfo's order (parents before children).
 std::vector<std::string> MountPoints() {
   std::vector<std::string> points;
@@ -46,8 +54,9 @@ std::vector<std::string> MountPoints() {
   return points;
 }
 
-// Loop devices whose backing file is under `dir`, as /sys/block/loop*/loop/backing_file says.
-std::set<std::string> LoopsUnder(const std::string& dir) {
+// Loop devices whose backing file is where kubelet's layout under `root` has block devices, as
+// /sys/block/loop*/loop/backing_file says.
+std::set<std::string> LoopsInLayout(const std::string& root) {
   std::set<std::string> loops;
   glob_t found;
   if (glob("/sys/block/loop*/loop/backing_file", 0, nullptr, &found) != 0) return loops;
@@ -55,7 +64,7 @@ std::set<std::string> LoopsUnder(const std::string& dir) {
     std::ifstream in(found.gl_pathv[i]);
     std::string backing;
     std::getline(in, backing);
-    if (!Under(backing, dir)) continue;
+    if (!KubeletsLayout(backing, root)) continue;
     // /sys/block/loopN/loop/backing_file -> /dev/loopN
     std::vector<std::string> parts = absl::StrSplit(found.gl_pathv[i], '/');
     if (parts.size() > 3) loops.insert("/dev/" + parts[3]);
@@ -78,9 +87,9 @@ void TellCleaner(const std::string& device, bool attached) {
 // The cleaner's whole life, in the host's mount namespace: note the loop devices the judge says it
 // attaches and detaches until it is gone, then undo what it left: those loop devices (a judge's
 // loop device sits on a bind mount in its own namespace, whose path the kernel cannot name once
-// the namespace is gone), the loop devices over files under `root` that were not there before
-// (`loops_before`), and the mounts under `root` that were not (`mounts_before`; deepest first,
-// detached if busy).
+// the namespace is gone), the loop devices over files in kubelet's layout under `root` that were
+// not there before (`loops_before`), and the mounts there and the root's own bind mount that were
+// not (`mounts_before`; deepest first, detached if busy).
 [[noreturn]] void Clean(int pipe, const std::string& root,
                         const std::set<std::string>& mounts_before,
                         const std::set<std::string>& loops_before) {
@@ -108,7 +117,7 @@ void TellCleaner(const std::string& device, bool attached) {
     fprintf(stderr, "kubeletclient sanity: the judge left its loop device %s: %s\n", loop.c_str(),
             s.ok() ? "detached" : std::string(s.message()).c_str());
   }
-  for (const std::string& loop : LoopsUnder(root)) {
+  for (const std::string& loop : LoopsInLayout(root)) {
     if (loops_before.count(loop)) continue;
     absl::Status s = hostutil::DetachLoopDevice(loop);
     fprintf(stderr, "kubeletclient sanity: the judge left loop device %s over a file under %s: "
@@ -118,7 +127,7 @@ void TellCleaner(const std::string& device, bool attached) {
   std::vector<std::string> points = MountPoints();
   std::reverse(points.begin(), points.end());  // children before their parents
   for (const std::string& point : points) {
-    if (!Under(point, root) || mounts_before.count(point)) continue;
+    if ((point != root && !KubeletsLayout(point, root)) || mounts_before.count(point)) continue;
     const bool bind_of_root = point == root;
     if (umount2(point.c_str(), 0) != 0 && umount2(point.c_str(), MNT_DETACH) != 0) {
       fprintf(stderr, "kubeletclient sanity: could not unmount %s: %s\n", point.c_str(),
@@ -147,7 +156,7 @@ absl::StatusOr<std::unique_ptr<Sandbox>> Sandbox::Enter(const std::string& root_
   for (const std::string& point : MountPoints()) {
     if (Under(point, root)) mounts_before.insert(point);
   }
-  const std::set<std::string> loops_before = LoopsUnder(root);
+  const std::set<std::string> loops_before = LoopsInLayout(root);
   // The root a mount point of its own, shared with the host (mount --bind R R;
   // mount --make-rshared R), unless it is one already.
   if (!mounts_before.count(root)) {

@@ -10,10 +10,11 @@
 //    of the host's: a mount it made anywhere else would never reach the host, and goes with the
 //    namespace when the judge ends, however it ends.
 //  - A cleaner process, forked before that in the host's namespace, waits for the judge to end
-//    (the end of a pipe: also after SIGKILL), then unmounts what is still mounted under the root
-//    directory that was not before the run (the driver's mounts of made-up pods a killed judge
-//    could not unpublish, the judge's own, the root's bind mount) and detaches the loop devices
-//    whose backing files are under it. A judge that finished has left none of them; the cleaner
+//    (the end of a pipe: also after SIGKILL), then unmounts what is still mounted where kubelet's
+//    layout mounts volumes under the root directory (pods/, plugins/) that was not before the run
+//    (the driver's mounts of made-up pods a killed judge could not unpublish, the judge's own),
+//    and the root's bind mount, and detaches the loop devices the judge attached and those over
+//    files there. A judge that finished has left none of them; the cleaner
 //    says what it had to clean. It ignores SIGINT and SIGTERM, which are the judge's to handle.
 //
 // A run that makes no host changes needs none of it: it mounts nothing and makes no loop device.
