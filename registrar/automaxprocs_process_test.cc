@@ -118,8 +118,11 @@ struct RegistrarRun {
 };
 
 // The registrar on the fake eight-CPU node, in the one-CPU cgroup, with `flags`; its threads once
-// it serves the registration socket.
-RegistrarRun RunOnFakeNode(const OneCpuCgroup& cgroup, const std::vector<std::string>& flags) {
+// it serves the registration socket and, if `event_engine` is given, once that many event_engine
+// threads have started (gRPC starts them as the registrar starts serving; on a busy machine the
+// last may come a moment after the first answer), or the deadline passed.
+RegistrarRun RunOnFakeNode(const OneCpuCgroup& cgroup, const std::vector<std::string>& flags,
+                           int event_engine = 0) {
   TempDir dir("amp");
   const std::string cpus = dir.Join("cpus");
   mkdir(cpus.c_str(), 0755);
@@ -160,6 +163,12 @@ RegistrarRun RunOnFakeNode(const OneCpuCgroup& cgroup, const std::vector<std::st
   const grpc::Status status =
       pluginregistration::Registration::NewStub(channel)->GetInfo(&context, {}, &info);
   if (!status.ok()) ADD_FAILURE() << "GetInfo: " << status.error_message();
+  if (event_engine > 0) {
+    (void)PollUntil([&] {
+      const std::map<std::string, int> threads = Threads(registrar.pid());
+      return threads.count("event_engine") && threads.at("event_engine") >= event_engine;
+    });
+  }
   run.threads = Threads(registrar.pid());
   run.log = registrar.Log();
   registrar.Signal(SIGTERM);
@@ -172,7 +181,7 @@ TEST(AutomaxprocsProcessTest, OneCpuLimitOnAnEightCpuNodeStartsFewerThreads) {
   OneCpuCgroup cgroup;
   if (!cgroup.ok()) GTEST_SKIP() << "no cgroup could be made: " << cgroup.why();
 
-  const RegistrarRun without = RunOnFakeNode(cgroup, {});
+  const RegistrarRun without = RunOnFakeNode(cgroup, {}, kFakeCpus);
   const RegistrarRun with = RunOnFakeNode(cgroup, {"--automaxprocs"});
   // gRPC's EventEngine keeps Clamp(CPUs, 2, 32) worker threads, named event_engine, from the
   // start: eight on this node, two when told of one CPU (and never more than one more while

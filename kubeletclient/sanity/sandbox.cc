@@ -2,7 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
+#include <dirent.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -55,21 +55,20 @@ std::vector<std::string> MountPoints() {
 }
 
 // Loop devices whose backing file is where kubelet's layout under `root` has block devices, as
-// /sys/block/loop*/loop/backing_file says.
+// /sys/block/loop*/loop/backing_file says. (Read with readdir rather than glob(3): the images'
+// VEX states that glob is not linked into these programs, and every build checks it.)
 std::set<std::string> LoopsInLayout(const std::string& root) {
   std::set<std::string> loops;
-  glob_t found;
-  if (glob("/sys/block/loop*/loop/backing_file", 0, nullptr, &found) != 0) return loops;
-  for (size_t i = 0; i < found.gl_pathc; ++i) {
-    std::ifstream in(found.gl_pathv[i]);
+  DIR* block = opendir("/sys/block");
+  if (block == nullptr) return loops;
+  while (struct dirent* entry = readdir(block)) {
+    const std::string name = entry->d_name;
+    if (!absl::StartsWith(name, "loop")) continue;
+    std::ifstream in("/sys/block/" + name + "/loop/backing_file");
     std::string backing;
-    std::getline(in, backing);
-    if (!KubeletsLayout(backing, root)) continue;
-    // /sys/block/loopN/loop/backing_file -> /dev/loopN
-    std::vector<std::string> parts = absl::StrSplit(found.gl_pathv[i], '/');
-    if (parts.size() > 3) loops.insert("/dev/" + parts[3]);
+    if (std::getline(in, backing) && KubeletsLayout(backing, root)) loops.insert("/dev/" + name);
   }
-  globfree(&found);
+  closedir(block);
   return loops;
 }
 
