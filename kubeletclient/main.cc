@@ -71,6 +71,16 @@ DEFINE_string(controller_address, "",
               "(a path or unix:///path), for the volumes made when no --volume-handle is given "
               "(CreateVolume, ControllerPublishVolume, as csi-sanity's --csi.controllerendpoint); "
               "default: the node plugin's socket.");
+DEFINE_string(storage_class, "",
+              "sanity: the StorageClass of --objects that volumes made when no --volume-handle "
+              "is given come from, as the external-provisioner makes them (parameters, secrets "
+              "by reference, allowedTopologies and the node's topology, volumeBindingMode, "
+              "mountOptions, reclaimPolicy, allowVolumeExpansion); default: the one whose "
+              "provisioner is the driver, if --objects has exactly one.");
+DEFINE_string(secrets_file, "",
+              "sanity: a secrets file in csi-sanity's format (its --csi.secrets: "
+              "CreateVolumeSecret, NodeStageVolumeSecret, ... each a map of secrets), for the "
+              "calls no StorageClass names a Secret for. Values never reach the report.");
 DEFINE_string(csi_address, "",
               "sanity: judge the driver at this CSI socket (a path or unix:///path) directly, "
               "without a registrar: the judge offers it from a registration socket of its own, as "
@@ -80,7 +90,7 @@ DEFINE_string(pod, "", "The Pod (YAML or JSON). Required.");
 DEFINE_string(objects, "",
               "Files or directories, comma-separated, with the PersistentVolumeClaims, "
               "PersistentVolumes, CSIDrivers, VolumeAttachments and Secrets the pod's volumes "
-              "need.");
+              "need (sanity: also StorageClasses).");
 DEFINE_string(root_dir, "/var/lib/kubelet", "Kubelet's root directory.");
 DEFINE_string(allowed_inline_drivers, "",
               "Drivers whose inline (ephemeral) volumes this node allows, comma-separated; empty "
@@ -223,7 +233,8 @@ const std::vector<Command>& Commands() {
        "kubeletclient sanity --csi-address=SOCKET | --registration-socket=SOCKET | "
        "--plugin-registry-dir=DIR --root-dir=DIR [--volume-handle=H[,H...]] "
        "[--controller-address=SOCKET] "
-       "[--objects=FILE_OR_DIR,...] [--node-name=NAME] "
+       "[--objects=FILE_OR_DIR,...] [--storage-class=NAME] [--secrets-file=FILE] "
+       "[--node-name=NAME] "
        "[--volume-mode=filesystem,block] [--inline-read-only] [--inline-fs-type=TYPE] "
        "[--inline-volume-attributes=K=V,...] [--inline-publish-secret=NAME] [--junit=FILE] "
        "[--only=REGEX] [--skip=REGEX] [--list] [--kubelet-version=1.N[,1.M...]] "
@@ -232,7 +243,8 @@ const std::vector<Command>& Commands() {
        with_handshake({"csi_address", "controller_address", "registration_socket",
                        "plugin_registry_dir", "root_dir",
                        "volume_handle",
-                       "objects", "node_name", "volume_mode", "inline_read_only",
+                       "objects", "storage_class", "secrets_file", "node_name", "volume_mode",
+                       "inline_read_only",
                        "inline_fs_type", "inline_volume_attributes", "inline_publish_secret",
                        "junit", "only", "skip", "list", "feature_gates", "host_selinux",
                        "block_host_ops", "service_account_key_file", "service_account_issuer"})},
@@ -396,6 +408,8 @@ int Sanity(const ndr::kubelet::PublishCommand& publish,
   options.only = FLAGS_only;
   options.skip = FLAGS_skip;
   options.object_paths = publish.object_paths;
+  options.storage_class = FLAGS_storage_class;
+  options.secrets_file = FLAGS_secrets_file;
   options.service_account_key_file = publish.service_account_key_file;
   options.service_account_issuer = publish.service_account_issuer;
   options.node = publish.node;

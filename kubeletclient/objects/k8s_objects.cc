@@ -496,6 +496,39 @@ absl::StatusOr<ServiceAccount> ParseServiceAccount(const Field& doc) {
   return account;
 }
 
+absl::StatusOr<StorageClass> ParseStorageClass(const Field& doc) {
+  StorageClass storage_class;
+  std::string unused;
+  if (absl::Status s = CheckApiVersion(doc, "StorageClass", {"storage.k8s.io/v1"}); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ParseMetadata(doc, false, &unused, &storage_class.name); !s.ok()) return s;
+  NDR_ASSIGN(storage_class.provisioner, doc["provisioner"].String(/*required=*/true));
+  NDR_ASSIGN(storage_class.parameters, doc["parameters"].StringMap());
+  std::string value;
+  NDR_ASSIGN(value, doc["reclaimPolicy"].String(/*required=*/false));
+  if (!value.empty()) storage_class.reclaim_policy = value;
+  NDR_ASSIGN(storage_class.mount_options, doc["mountOptions"].StringList());
+  NDR_ASSIGN(storage_class.allow_volume_expansion, doc["allowVolumeExpansion"].Bool());
+  NDR_ASSIGN(value, doc["volumeBindingMode"].String(/*required=*/false));
+  if (!value.empty()) storage_class.volume_binding_mode = value;
+  std::vector<Field> terms;
+  NDR_ASSIGN(terms, doc["allowedTopologies"].Objects());
+  for (const Field& t : terms) {
+    TopologySelectorTerm term;
+    std::vector<Field> expressions;
+    NDR_ASSIGN(expressions, t["matchLabelExpressions"].Objects());
+    for (const Field& e : expressions) {
+      TopologySelectorTerm::Expression expression;
+      NDR_ASSIGN(expression.key, e["key"].String(/*required=*/true));
+      NDR_ASSIGN(expression.values, e["values"].StringList());
+      term.match_label_expressions.push_back(expression);
+    }
+    storage_class.allowed_topologies.push_back(term);
+  }
+  return storage_class;
+}
+
 // `name` as it is if it holds only characters names are made of (and '/'), else Go-quoted.
 std::string PrintableName(const std::string& name) {
   const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -599,48 +632,22 @@ absl::Status AddObject(const std::string& file, const Field& object, const std::
              .second) {
       return absl::InvalidArgumentError("is given twice");
     }
+  } else if (kind == "StorageClass") {
+    StorageClass storage_class;
+    NDR_ASSIGN(storage_class, ParseStorageClass(object));
+    if (absl::Status s = ValidateStorageClass(storage_class); !s.ok()) return s;
+    if (!objects->storage_classes.emplace(storage_class.name, storage_class).second) {
+      return absl::InvalidArgumentError("is given twice");
+    }
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("kind \"", kind,
                      "\" is not supported (Pod, PersistentVolumeClaim, PersistentVolume, "
-                     "CSIDriver, VolumeAttachment, Secret, ServiceAccount, List)"));
+                     "CSIDriver, StorageClass, VolumeAttachment, Secret, ServiceAccount, List)"));
   }
   return absl::OkStatus();
 }
 
-// The offset of the first byte of `text` that is not part of well-formed UTF-8 (no overlong
-// forms, surrogates or code points past U+10FFFF), or npos.
-size_t FirstInvalidUtf8(absl::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = text[i];
-    size_t length;
-    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      if (c == 0xE0) low = 0xA0;   // overlong
-      if (c == 0xED) high = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      if (c == 0xF0) low = 0x90;   // overlong
-      if (c == 0xF4) high = 0x8F;  // past U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    for (size_t k = 1; k < length; ++k) {
-      const unsigned char next = text[i + k];
-      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return i;
-    }
-    i += length;
-  }
-  return absl::string_view::npos;
-}
 
 // Notes where the last document of a YAML stream started, and nothing else.
 class DocumentStart : public YAML::EventHandler {
@@ -746,6 +753,38 @@ bool IsObjectFile(const std::string& name) {
 }
 
 }  // namespace
+
+size_t FirstInvalidUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = text[i];
+    size_t length;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;   // overlong
+      if (c == 0xED) high = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;   // overlong
+      if (c == 0xF4) high = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > text.size()) return i;
+    for (size_t k = 1; k < length; ++k) {
+      const unsigned char next = text[i + k];
+      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF)) return i;
+    }
+    i += length;
+  }
+  return absl::string_view::npos;
+}
 
 absl::Status ReadObjects(const std::string& path, ObjectSet* objects) {
   struct stat st;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kubeletclient/objects/k8s_types.h"
 
 namespace ndr::kubelet {
@@ -29,6 +30,7 @@ struct ObjectSet {
   std::map<std::pair<std::string, std::string>, Secret> secrets;  // (ns, name)
   std::map<std::string, VolumeAttachment> attachments;
   std::map<std::pair<std::string, std::string>, ServiceAccount> service_accounts;  // (ns, name)
+  std::map<std::string, StorageClass> storage_classes;
 };
 
 // Reads every object in `path` (a file, or a directory whose *.yaml, *.yml and *.json files are
@@ -37,6 +39,10 @@ absl::Status ReadObjects(const std::string& path, ObjectSet* objects);
 
 // Reads every object in `text`, which came from `file` (for error messages).
 absl::Status ParseObjects(const std::string& text, const std::string& file, ObjectSet* objects);
+
+// The offset of the first byte of `text` that is not part of well-formed UTF-8 (no overlong
+// forms, surrogates or code points past U+10FFFF), or npos.
+size_t FirstInvalidUtf8(absl::string_view text);
 
 // Reads the one Pod in `path`.
 absl::StatusOr<Pod> ReadPod(const std::string& path);

@@ -408,5 +408,70 @@ TEST(ReadObjectsTest, BadSizesAreTheApiServersErrors) {
   }
 }
 
+TEST(ReadObjectsTest, StorageClassesWithTheApiServersDefaultsAndRules) {
+  ObjectSet objects;
+  ASSERT_THAT(ParseObjects(R"(apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: disk.csi.example.com
+parameters: {type: ssd, csi.storage.k8s.io/fstype: xfs}
+mountOptions: [noatime]
+allowVolumeExpansion: true
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions:
+  - {key: topology.example.com/zone, values: [a, b]}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: plain}
+provisioner: disk.csi.example.com
+)",
+                           "classes.yaml", &objects),
+              IsOk());
+  ASSERT_EQ(objects.storage_classes.size(), 2u);
+  const StorageClass& fast = objects.storage_classes.at("fast");
+  EXPECT_EQ(fast.parameters.at("type"), "ssd");
+  EXPECT_EQ(fast.mount_options, std::vector<std::string>{"noatime"});
+  EXPECT_EQ(fast.allow_volume_expansion, true);
+  EXPECT_EQ(fast.volume_binding_mode, "WaitForFirstConsumer");
+  ASSERT_EQ(fast.allowed_topologies.size(), 1u);
+  EXPECT_EQ(fast.allowed_topologies[0].match_label_expressions[0].values,
+            (std::vector<std::string>{"a", "b"}));
+  // SetDefaults_StorageClass.
+  const StorageClass& plain = objects.storage_classes.at("plain");
+  EXPECT_EQ(plain.reclaim_policy, "Delete");
+  EXPECT_EQ(plain.volume_binding_mode, "Immediate");
+  EXPECT_FALSE(plain.allow_volume_expansion.has_value());
+
+  const std::string head = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\n";
+  struct Case {
+    std::string text;
+    const char* error;
+  } cases[] = {
+      {head, "sc.yaml: StorageClass s: provisioner: Required value"},
+      {head + "provisioner: d\nreclaimPolicy: Recycle\n",
+       "reclaimPolicy: Unsupported value: \"Recycle\": supported values: \"Delete\", \"Retain\""},
+      {head + "provisioner: d\nvolumeBindingMode: Later\n",
+       "volumeBindingMode: Unsupported value: \"Later\""},
+      {head + "provisioner: d\nallowedTopologies: [{matchLabelExpressions: [{key: z, values: []}]}]\n",
+       "allowedTopologies[0].matchLabelExpressions[0].values: Required value"},
+      {head + "provisioner: d\nallowedTopologies: [{matchLabelExpressions: [{key: z, values: [a]}]}, "
+              "{matchLabelExpressions: [{key: z, values: [a]}]}]\n",
+       "allowedTopologies[1].matchLabelExpressions: Duplicate value"},
+      {head + "provisioner: d\nallowedTopologies: [{matchLabelExpressions: [{key: z, values: [\"a b\"]}]}]\n",
+       "allowedTopologies[0].matchLabelExpressions[0].values[0]: Invalid value: \"a b\""},
+      {head + "provisioner: \"bad/driver/name\"\n", "provisioner: Invalid value"},
+      {"apiVersion: storage.k8s.io/v1beta1\nkind: StorageClass\nmetadata: {name: s}\nprovisioner: d\n",
+       "is not supported for StorageClass"},
+  };
+  for (const Case& c : cases) {
+    ObjectSet bad;
+    absl::Status s = ParseObjects(c.text, "sc.yaml", &bad);
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.error)) << c.text;
+    EXPECT_TRUE(bad.storage_classes.empty());
+  }
+}
+
 }  // namespace
 }  // namespace ndr::kubelet

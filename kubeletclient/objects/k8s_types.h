@@ -1,5 +1,5 @@
 // The Kubernetes objects kubeletclient works from, as plain data: v1 Pod, PersistentVolumeClaim,
-// PersistentVolume, Secret and ServiceAccount, and storage.k8s.io/v1 CSIDriver and
+// PersistentVolume, Secret and ServiceAccount, and storage.k8s.io/v1 CSIDriver, StorageClass and
 // VolumeAttachment, with only the fields the CSI volume plugin uses. Defaults are the API
 // server's (SetDefaults_*). k8s_objects.h reads them from files; object_validation.h checks them.
 #ifndef NDR_KUBELETCLIENT_OBJECTS_K8S_TYPES_H_
@@ -186,6 +186,31 @@ struct Secret {
   std::string ns;
   std::string name;
   std::map<std::string, std::string> data;  // decoded from base64, merged with stringData
+};
+
+// A topology selector term (v1.TopologySelectorTerm): every expression must match; an
+// expression matches a label whose value is one of its values.
+struct TopologySelectorTerm {
+  struct Expression {
+    std::string key;
+    std::vector<std::string> values;
+  };
+  std::vector<Expression> match_label_expressions;
+};
+
+// A storage.k8s.io/v1 StorageClass: what the external-provisioner makes a volume from (its
+// CreateVolume and the PV it writes), and what the PV controller and the scheduler read of it.
+// kubelet itself never reads one.
+struct StorageClass {
+  std::string name;
+  std::string provisioner;
+  std::map<std::string, std::string> parameters;
+  std::string reclaim_policy = "Delete";  // SetDefaults_StorageClass; or "Retain"
+  std::vector<std::string> mount_options;
+  std::optional<bool> allow_volume_expansion;
+  std::string volume_binding_mode = "Immediate";  // SetDefaults_StorageClass; or
+                                                  // "WaitForFirstConsumer"
+  std::vector<TopologySelectorTerm> allowed_topologies;
 };
 
 }  // namespace ndr::kubelet

@@ -604,4 +604,89 @@ absl::Status ValidateVolumeAttachment(const VolumeAttachment& attachment) {
   return errors.ToStatus();
 }
 
+namespace {
+
+// k8s.io/apimachinery/pkg/util/validation IsValidLabelValue: at most 63 bytes, empty or
+// alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric.
+std::vector<std::string> IsLabelValue(absl::string_view value) {
+  std::vector<std::string> messages;
+  if (value.size() > 63) messages.push_back("must be no more than 63 characters");
+  auto alnum = [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)); };
+  bool matches = value.empty() || (alnum(value.front()) && alnum(value.back()));
+  for (char c : value) {
+    matches = matches && (alnum(c) || c == '-' || c == '_' || c == '.');
+  }
+  if (!matches) {
+    messages.push_back(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+        "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+        "'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  }
+  return messages;
+}
+
+}  // namespace
+
+absl::Status ValidateStorageClass(const StorageClass& storage_class) {
+  FieldErrors errors;
+  // pkg/apis/storage/validation ValidateStorageClass: the name as ValidateClassName (a DNS-1123
+  // subdomain); validateProvisioner: required, a qualified name once lowercased.
+  ValidateName(storage_class.name, IsDns1123Subdomain(storage_class.name), &errors);
+  if (storage_class.provisioner.empty()) {
+    errors.Required("provisioner");
+  } else {
+    errors.InvalidEach("provisioner", storage_class.provisioner,
+                       IsQualifiedName(absl::AsciiStrToLower(storage_class.provisioner)));
+  }
+  // validateParameters: at most 512 entries and 256 KiB in all; no empty key.
+  if (storage_class.parameters.size() > 512) {
+    errors.TooLong("parameters", 512);
+  } else {
+    size_t bytes = 0;
+    for (const auto& [key, value] : storage_class.parameters) {
+      if (key.empty()) errors.Invalid("parameters", key, "field can not be empty.");
+      bytes += key.size() + value.size();
+    }
+    if (bytes > 256 * 1024) errors.TooLong("parameters", 256 * 1024);
+  }
+  // validateReclaimPolicy, validateVolumeBindingMode (after SetDefaults_StorageClass).
+  if (storage_class.reclaim_policy != "Delete" && storage_class.reclaim_policy != "Retain") {
+    errors.NotSupported("reclaimPolicy", storage_class.reclaim_policy, {"Delete", "Retain"});
+  }
+  if (storage_class.volume_binding_mode != "Immediate" &&
+      storage_class.volume_binding_mode != "WaitForFirstConsumer") {
+    errors.NotSupported("volumeBindingMode", storage_class.volume_binding_mode,
+                        {"Immediate", "WaitForFirstConsumer"});
+  }
+  // validateAllowedTopologies, pkg/apis/core/validation ValidateTopologySelectorTerm: each
+  // expression's key a label name, found once in its term, with at least one value, each a label
+  // value; no term twice.
+  std::vector<std::map<std::string, std::set<std::string>>> seen;
+  for (size_t i = 0; i < storage_class.allowed_topologies.size(); ++i) {
+    const TopologySelectorTerm& term = storage_class.allowed_topologies[i];
+    std::map<std::string, std::set<std::string>> expressions;
+    for (size_t j = 0; j < term.match_label_expressions.size(); ++j) {
+      const TopologySelectorTerm::Expression& e = term.match_label_expressions[j];
+      const std::string field =
+          absl::StrCat("allowedTopologies[", i, "].matchLabelExpressions[", j, "]");
+      errors.InvalidEach(field + ".key", e.key, IsQualifiedName(e.key));
+      if (e.values.empty()) errors.Required(field + ".values");
+      for (size_t k = 0; k < e.values.size(); ++k) {
+        errors.InvalidEach(absl::StrCat(field, ".values[", k, "]"), e.values[k],
+                           IsLabelValue(e.values[k]));
+      }
+      if (expressions.count(e.key) != 0) {
+        errors.Duplicate(field + ".key", e.key);
+      }
+      expressions[e.key].insert(e.values.begin(), e.values.end());
+    }
+    if (std::find(seen.begin(), seen.end(), expressions) != seen.end()) {
+      errors.Duplicate(absl::StrCat("allowedTopologies[", i, "].matchLabelExpressions"), "");
+    }
+    seen.push_back(expressions);
+  }
+  return errors.ToStatus();
+}
+
 }  // namespace ndr::kubelet

@@ -100,6 +100,7 @@ absl::Status ValidateSecret(const Secret& secret);
 absl::Status ValidateCsiDriverObject(const CsiDriverObject& driver);
 absl::Status ValidateVolumeAttachment(const VolumeAttachment& attachment);
 absl::Status ValidateServiceAccount(const ServiceAccount& account);
+absl::Status ValidateStorageClass(const StorageClass& storage_class);
 
 }  // namespace ndr::kubelet
 

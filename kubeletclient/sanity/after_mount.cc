@@ -266,6 +266,11 @@ void Judge::JudgeExpand(const std::string& expand_name, const PodRun& a, const s
     Skip(expand_name, expand_ref, "interrupted");
   } else if (!expands_) {
     Skip(expand_name, expand_ref, "the driver lacks the EXPAND_VOLUME node capability");
+  } else if (!expansion_allowed_) {
+    Skip(expand_name, expand_ref,
+         absl::StrCat("StorageClass ", storage_class_->name,
+                      " does not set allowVolumeExpansion: the API server refuses to grow its "
+                      "claims, so kubelet never expands its volumes"));
   } else if (Selected(expand_name)) {
     // The PV grown to twice its size, as the external-resizer leaves it for kubelet.
     ObjectSet grown = objects;

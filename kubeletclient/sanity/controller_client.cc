@@ -51,9 +51,12 @@ absl::StatusOr<ControllerCapabilities> SanityController::Capabilities() {
         csi::v1::Identity::NewStub(Channel())->GetPluginCapabilities(&context, request, &response);
     if (!status.ok()) return FromGrpc(status, "GetPluginCapabilities");
     for (const csi::v1::PluginCapability& capability : response.capabilities()) {
+      using Service = csi::v1::PluginCapability::Service;
       capabilities.service =
-          capabilities.service ||
-          capability.service().type() == csi::v1::PluginCapability::Service::CONTROLLER_SERVICE;
+          capabilities.service || capability.service().type() == Service::CONTROLLER_SERVICE;
+      capabilities.accessibility =
+          capabilities.accessibility ||
+          capability.service().type() == Service::VOLUME_ACCESSIBILITY_CONSTRAINTS;
     }
   }
   if (!capabilities.service) return capabilities;
@@ -77,11 +80,18 @@ absl::StatusOr<ControllerCapabilities> SanityController::Capabilities() {
 
 absl::StatusOr<csi::v1::Volume> SanityController::CreateVolume(const std::string& name,
                                                                int64_t bytes,
-                                                               const CapabilityArgs& capability) {
+                                                               const CapabilityArgs& capability,
+                                                               const StringMap& secrets) {
   csi::v1::CreateVolumeRequest request;
   request.set_name(name);
   request.mutable_capacity_range()->set_required_bytes(bytes);
   *request.add_volume_capabilities() = ToCapability(capability);
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
+  return CreateVolume(request);
+}
+
+absl::StatusOr<csi::v1::Volume> SanityController::CreateVolume(
+    const csi::v1::CreateVolumeRequest& request) {
   csi::v1::CreateVolumeResponse response;
   grpc::ClientContext context;
   context.set_deadline(DeadlineIn(timeout_));
@@ -95,9 +105,11 @@ absl::StatusOr<csi::v1::Volume> SanityController::CreateVolume(const std::string
   return response.volume();
 }
 
-absl::Status SanityController::DeleteVolume(const std::string& volume_id) {
+absl::Status SanityController::DeleteVolume(const std::string& volume_id,
+                                            const StringMap& secrets) {
   csi::v1::DeleteVolumeRequest request;
   request.set_volume_id(volume_id);
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
   csi::v1::DeleteVolumeResponse response;
   grpc::ClientContext context;
   context.set_deadline(DeadlineIn(timeout_));
@@ -109,10 +121,11 @@ absl::Status SanityController::DeleteVolume(const std::string& volume_id) {
 
 absl::StatusOr<StringMap> SanityController::ControllerPublishVolume(
     const std::string& volume_id, const std::string& node_id, const CapabilityArgs& capability,
-    const StringMap& volume_context) {
+    const StringMap& volume_context, const StringMap& secrets) {
   csi::v1::ControllerPublishVolumeRequest request;
   request.set_volume_id(volume_id);
   request.set_node_id(node_id);
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
   *request.mutable_volume_capability() = ToCapability(capability);
   request.mutable_volume_context()->insert(volume_context.begin(), volume_context.end());
   csi::v1::ControllerPublishVolumeResponse response;
@@ -126,10 +139,12 @@ absl::StatusOr<StringMap> SanityController::ControllerPublishVolume(
 }
 
 absl::Status SanityController::ControllerUnpublishVolume(const std::string& volume_id,
-                                                         const std::string& node_id) {
+                                                         const std::string& node_id,
+                                                         const StringMap& secrets) {
   csi::v1::ControllerUnpublishVolumeRequest request;
   request.set_volume_id(volume_id);
   request.set_node_id(node_id);
+  request.mutable_secrets()->insert(secrets.begin(), secrets.end());
   csi::v1::ControllerUnpublishVolumeResponse response;
   grpc::ClientContext context;
   context.set_deadline(DeadlineIn(timeout_));

@@ -20,6 +20,7 @@ namespace ndr::kubelet {
 
 struct ControllerCapabilities {
   bool service = false;            // GetPluginCapabilities: CONTROLLER_SERVICE
+  bool accessibility = false;      // ... VOLUME_ACCESSIBILITY_CONSTRAINTS
   bool create_delete = false;      // ControllerGetCapabilities: CREATE_DELETE_VOLUME
   bool publish_unpublish = false;  // ... PUBLISH_UNPUBLISH_VOLUME
 };
@@ -34,14 +35,19 @@ class SanityController {
   absl::StatusOr<ControllerCapabilities> Capabilities();
   // A volume of `bytes` with one capability (mount or block, the access mode's CSI mode).
   absl::StatusOr<csi::v1::Volume> CreateVolume(const std::string& name, int64_t bytes,
-                                               const CapabilityArgs& capability);
-  absl::Status DeleteVolume(const std::string& volume_id);
+                                               const CapabilityArgs& capability,
+                                               const StringMap& secrets = {});
+  // The request as given (made from a StorageClass, provisioning.h).
+  absl::StatusOr<csi::v1::Volume> CreateVolume(const csi::v1::CreateVolumeRequest& request);
+  absl::Status DeleteVolume(const std::string& volume_id, const StringMap& secrets = {});
   // The publish context, which becomes the VolumeAttachment's status.attachmentMetadata.
   absl::StatusOr<StringMap> ControllerPublishVolume(const std::string& volume_id,
                                                     const std::string& node_id,
                                                     const CapabilityArgs& capability,
-                                                    const StringMap& volume_context);
-  absl::Status ControllerUnpublishVolume(const std::string& volume_id, const std::string& node_id);
+                                                    const StringMap& volume_context,
+                                                    const StringMap& secrets = {});
+  absl::Status ControllerUnpublishVolume(const std::string& volume_id, const std::string& node_id,
+                                         const StringMap& secrets = {});
 
  private:
   std::shared_ptr<grpc::Channel> Channel() const;

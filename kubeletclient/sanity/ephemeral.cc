@@ -26,7 +26,7 @@ void Judge::RunEphemeral(const std::string& kind) {
   if (inline_volume) {
     provisioned.handle = "unused";  // kubelet makes an inline volume's handle
   } else if (const std::vector<std::string>& handles = HandlesFor(kind);
-             !Provision(prefix, "filesystem", handles.empty() ? "" : handles.front(),
+             !Provision(prefix, "filesystem", handles.empty() ? "" : handles.front(), claim,
                         CheckNames(CheckGroup::kEphemeral), &provisioned)) {
     return;
   }
@@ -53,6 +53,8 @@ void Judge::RunEphemeral(const std::string& kind) {
     volume.csi->volume_attributes = options_.inline_volume.attributes;
     if (!options_.inline_volume.publish_secret.empty()) {
       volume.csi->node_publish_secret_name = options_.inline_volume.publish_secret;
+    } else if (secrets_.Find("NodePublishVolumeSecret") != nullptr) {
+      volume.csi->node_publish_secret_name = kFileNodePublishSecret;
     }
     ref =
         "csi_mounter.go SetUpAt for an inline volume: NodePublishVolume with a handle kubelet "
@@ -74,6 +76,7 @@ void Judge::RunEphemeral(const std::string& kind) {
   }
   if (!JudgePublish(prefix, CheckNames(CheckGroup::kEphemeral), kind + " volumes", objects, notes,
                     /*may_refuse=*/true, &run, ref)) {
+    Deprovision(prefix, provisioned);  // a volume made for the scenario goes all the same
     return;
   }
   JudgeTarget(prefix + "target", run, run.plan->paths.mount, /*block=*/false);

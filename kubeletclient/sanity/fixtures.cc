@@ -140,8 +140,19 @@ ObjectSet Judge::ScenarioObjects(const std::string& mode, const Provisioned& vol
   pv.csi->driver = driver_.name;
   pv.csi->volume_handle = handle;
   pv.csi->read_only = false;
-  // The external-provisioner's PV: the created volume's context as its attributes.
-  if (volume.created) pv.csi->volume_attributes = volume.attributes;
+  // The external-provisioner's PV: the created volume's context as its attributes, and what the
+  // StorageClass gave it.
+  if (volume.created) {
+    pv.csi->volume_attributes = volume.attributes;
+    if (!volume.fs_type.empty()) pv.csi->fs_type = volume.fs_type;
+    if (!volume.mount_options.empty()) pv.mount_options = volume.mount_options;
+    if (volume.node_expand_secret.has_value()) pv.csi->node_expand_secret = volume.node_expand_secret;
+  }
+  // Node secrets (the StorageClass's, or the secrets file's) where the PV has none of its own.
+  if (!pv.csi->node_stage_secret.has_value()) pv.csi->node_stage_secret = volume.node_stage_secret;
+  if (!pv.csi->node_publish_secret.has_value()) {
+    pv.csi->node_publish_secret = volume.node_publish_secret;
+  }
   PersistentVolumeClaim claim;
   claim.ns = kNamespace;
   claim.name = claim_name;

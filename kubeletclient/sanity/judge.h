@@ -31,12 +31,18 @@
 #include "kubeletclient/objects/k8s_objects.h"
 #include "kubeletclient/sanity/checks.h"
 #include "kubeletclient/sanity/controller_client.h"
+#include "kubeletclient/sanity/provisioning.h"
 #include "kubeletclient/sanity/sanity.h"
+#include "kubeletclient/sanity/secrets_file.h"
 #include "kubeletclient/volume_command.h"
 
 namespace ndr::kubelet::sanity {
 
 inline constexpr char kNamespace[] = "kubeletclient-sanity";
+// The Secrets the secrets file's node secrets become, in kNamespace, so that kubelet's own code
+// hands them over from the PV's (or the inline volume's) references, as in a cluster.
+inline constexpr char kFileNodeStageSecret[] = "kubeletclient-sanity-node-stage-secret";
+inline constexpr char kFileNodePublishSecret[] = "kubeletclient-sanity-node-publish-secret";
 
 // The kubelet functions several checks stand for.
 inline constexpr char kReplayRef[] =
@@ -101,8 +107,9 @@ class Judge {
     return true;
   }
   void Record(CheckResult result);
-  void Pass(const std::string& name, const std::string& kubelet, const std::string& summary) {
-    Record({name, Verdict::kPass, summary, {}, kubelet});
+  void Pass(const std::string& name, const std::string& kubelet, const std::string& summary,
+            std::vector<std::string> details = {}) {
+    Record({name, Verdict::kPass, summary, std::move(details), kubelet});
   }
   void Fail(const std::string& name, const std::string& kubelet, const std::string& summary,
             std::vector<std::string> details) {
@@ -218,18 +225,39 @@ class Judge {
     std::string handle;
     bool created = false;   // by CreateVolume: DeleteVolume at the end
     bool attached = false;  // by ControllerPublishVolume: ControllerUnpublishVolume at the end
+    bool retained = false;  // created from a StorageClass whose reclaimPolicy is Retain
     StringMap attributes;   // the created volume's volume_context: the PV's volumeAttributes
     int64_t capacity = int64_t{1} << 30;
     CapabilityArgs capability;
+    // What the PV carries besides (from the StorageClass, or the secrets file's node secrets).
+    std::string fs_type;
+    std::vector<std::string> mount_options;
+    std::optional<SecretRef> node_stage_secret, node_publish_secret, node_expand_secret;
+    // The secrets of the Controller calls after CreateVolume.
+    StringMap delete_secrets, publish_secrets, unpublish_secrets;
   };
+  // The StorageClass volumes are made from (--storage-class, or the driver's only one), checked
+  // for each scenario in `scenarios` that will make one before any volume is made: false on bad
+  // input (report_.error says what and what to do).
+  bool PrepareProvisioning(const std::vector<std::string>& scenarios);
+  // The claim (and PV) name of a scenario's volume: "sanity-fs-<index>", "sanity-block-<index>",
+  // or the generic ephemeral volume's claim.
+  static std::string ClaimName(const std::string& scenario, int index);
+  // The secret data of `ref` among the objects given; NotFound naming it otherwise.
+  absl::StatusOr<StringMap> SecretData(const SecretRef& ref) const;
+  // The external-provisioner's request for a volume of `claim_name` (provisioning.h).
+  absl::StatusOr<ProvisionPlan> PlanFromClass(const std::string& volume_name,
+                                              const std::string& claim_name,
+                                              const Provisioned& volume) const;
   // The controller's capabilities, when no handle is given: false when it cannot create volumes
   // (then report_.error says so).
   // `without_handle`: the scenarios that need it, for the error.
   bool ReadControllerCapabilities(const std::vector<std::string>& without_handle);
-  // Creates the volume when no handle was given (`<prefix>create-volume`); false when it could
-  // not be, and then the scenario's `checks` are skipped.
+  // Creates the volume when no handle was given (`<prefix>create-volume`), for the claim
+  // `claim_name`; false when it could not be, and then the scenario's `checks` are skipped.
   bool Provision(const std::string& prefix, const std::string& mode, const std::string& handle,
-                 const std::vector<std::string>& checks, Provisioned* volume);
+                 const std::string& claim_name, const std::vector<std::string>& checks,
+                 Provisioned* volume);
   // Attaches a created volume when the CSIDriver of `objects` wants attachments and the driver
   // can (`<prefix>controller-publish`): its publish context becomes the VolumeAttachment's
   // metadata in `objects`.
@@ -275,6 +303,11 @@ class Judge {
   DriverInfo driver_;
   bool stages_ = false, expands_ = false, stats_ = false;
   ControllerCapabilities controller_;  // read only when volumes are to be created
+  const StorageClass* storage_class_ = nullptr;  // in given_, when volumes come from one
+  SecretsFile secrets_;                          // --secrets-file, when given
+  // The scenario's volume may be expanded: not when a StorageClass without allowVolumeExpansion
+  // made it (the API server refuses to grow its claim, so kubelet never expands it).
+  bool expansion_allowed_ = true;
 };
 
 }  // namespace ndr::kubelet::sanity

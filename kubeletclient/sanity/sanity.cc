@@ -4,6 +4,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hostutil/mount.h"
 #include "kubeletclient/sanity/judge.h"
 
@@ -53,7 +54,10 @@ bool Judge::RunVolumes(const std::vector<std::string>& modes, bool ephemeral) {
   if (ephemeral && HandlesFor("generic-ephemeral").empty()) {
     without_handle.push_back("generic-ephemeral");
   }
-  if (!without_handle.empty() && !ReadControllerCapabilities(without_handle)) return false;
+  if (!without_handle.empty() &&
+      (!ReadControllerCapabilities(without_handle) || !PrepareProvisioning(without_handle))) {
+    return false;
+  }
   // Handle by handle, each in every mode it is given for, as csi-sanity goes volume by volume;
   // a mode without handles: a volume its controller creates.
   for (size_t i = 0;; ++i) {
@@ -78,6 +82,34 @@ SanityReport Judge::Run() {
     if (absl::Status s = ReadObjects(path, &given_); !s.ok()) {
       report_.error = std::string(s.message());
       return report_;
+    }
+  }
+  if (!options_.secrets_file.empty()) {
+    absl::StatusOr<SecretsFile> file = ReadSecretsFile(options_.secrets_file);
+    if (!file.ok()) {
+      report_.error = std::string(file.status().message());
+      return report_;
+    }
+    secrets_ = *std::move(file);
+    // Node secrets reach the driver as kubelet hands them over: from Secrets the PV names.
+    for (const auto& [key, name] : {std::pair{"NodeStageVolumeSecret", kFileNodeStageSecret},
+                                    std::pair{"NodePublishVolumeSecret", kFileNodePublishSecret}}) {
+      const StringMap* data = secrets_.Find(key);
+      if (data == nullptr) continue;
+      Secret secret;
+      secret.ns = kNamespace;
+      secret.name = name;
+      secret.data = *data;
+      if (!given_.secrets.emplace(std::make_pair(secret.ns, secret.name), secret).second) {
+        report_.error = absl::StrCat("--objects has a Secret ", kNamespace, "/", name,
+                                     ", the name the judge gives --secrets-file's ", key,
+                                     ": rename it");
+        return report_;
+      }
+    }
+    if (!secrets_.unused.empty()) {
+      out_ << "--secrets-file: not used (the judge makes none of these calls): "
+           << absl::StrJoin(secrets_.unused, ", ") << std::endl;
     }
   }
   if (!options_.service_account_key_file.empty()) {

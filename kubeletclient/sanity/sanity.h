@@ -1,5 +1,6 @@
-// `kubeletclient sanity`: judges a CSI node plugin by what kubelet v1.26 will do to it, where
-// csi-sanity judges it by the CSI spec with paths and arguments of its own choosing.
+// `kubeletclient sanity`: judges a CSI node plugin by what kubelet will do to it (at each release
+// asked for), where csi-sanity judges it by the CSI spec with paths and arguments of its own
+// choosing.
 //
 // The driver is registered as kubelet registers it (the registration handshake, NodeGetInfo),
 // then every volume given (--volume-handle) is taken, in each volume mode asked for (and as an
@@ -41,8 +42,16 @@ struct SanityOptions {
   // on the node plugin's socket. Only for volumes made when no handle is given.
   std::string controller_address;
   // CSIDriver, PersistentVolumes (a PV with a volume handle given lends its attributes, fsType,
-  // mount options and secret references), Secrets: optional.
+  // mount options and secret references), Secrets, StorageClasses: optional.
   std::vector<std::string> object_paths;
+  // The StorageClass of --objects that volumes made when no handle is given come from, as the
+  // external-provisioner makes them (provisioning.h); empty: the one whose provisioner is the
+  // driver, if there is exactly one. Without a StorageClass a volume is made of a name, a size and
+  // a capability, as csi-sanity makes it.
+  std::string storage_class;
+  // A secrets file in csi-sanity's format (secrets_file.h): each call's secrets, where no
+  // StorageClass names a Secret for it.
+  std::string secrets_file;
   std::vector<std::string> volume_handles;
   // Handles for one scenario only ("filesystem", "block", "generic-ephemeral"), given as
   // SCENARIO=HANDLE: they take the place of volume_handles there.

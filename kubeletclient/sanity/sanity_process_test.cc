@@ -313,6 +313,230 @@ TEST_F(SanityTest, AControllerOnASocketOfItsOwn) {
   EXPECT_THAT(out, HasSubstr("--controller-address"));
 }
 
+// The whole of `path` ("" if it cannot be read).
+std::string FileText(const std::string& path) {
+  std::string text;
+  return ReadFile(path, &text) ? text : "";
+}
+
+// The lines of the sample driver's --record for `method`.
+std::vector<std::string> Recorded(const std::string& record, const std::string& method) {
+  std::ifstream in(record);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (absl::StrContains(line, absl::StrCat("\"method\":\"", method, "\""))) {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+// Volumes made from a StorageClass, as the external-provisioner makes them: its parameters
+// without the reserved keys, the fsType in the capability, the accessibility requirements of
+// allowedTopologies with the selected node's topology preferred, the provisioner's secret in
+// CreateVolume and DeleteVolume, the node-stage secret by reference through the PV into
+// NodeStageVolume, and a csi-sanity secrets file's NodePublishVolumeSecret into NodePublishVolume.
+// Secret values never reach the report.
+TEST_F(SanityTest, VolumesFromAStorageClassCarryItsParametersSecretsAndTopology) {
+  const std::string record = dir_.Join("calls.jsonl");
+  StartDriver({"--stage-unstage", "--controller", "--record=" + record});
+  ASSERT_EQ(mkdir(dir_.Join("objects").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFile(dir_.Join("objects/driver.yaml"), R"(apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: sample.csi.example.com}
+spec: {attachRequired: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: sample.csi.example.com
+parameters:
+  type: ssd
+  csi.storage.k8s.io/fstype: ext4
+  csi.storage.k8s.io/provisioner-secret-name: prov
+  csi.storage.k8s.io/provisioner-secret-namespace: storage
+  csi.storage.k8s.io/node-stage-secret-name: ${pvc.name}-stage
+  csi.storage.k8s.io/node-stage-secret-namespace: storage
+allowVolumeExpansion: true
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions:
+  - {key: topology.sample.csi.example.com/zone, values: [z0, z1]}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: prov, namespace: storage}
+stringData: {password: hunter2}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sanity-fs-1-stage, namespace: storage}
+stringData: {stagekey: s3cret-stage}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sanity-e-data-stage, namespace: storage}
+stringData: {stagekey: s3cret-stage}
+)"));
+  ASSERT_TRUE(WriteFile(dir_.Join("secrets.yaml"),
+                        "NodePublishVolumeSecret:\n  publishkey: pub-value\n"
+                        "CreateSnapshotSecret:\n  k: v\n"));
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=", "--volume-mode=filesystem", "--only=^(filesystem|controller)/",
+                 "--objects=" + dir_.Join("objects"), "--secrets-file=" + dir_.Join("secrets.yaml")},
+                &out),
+            0)
+      << out;
+  auto verdicts = Verdicts(out);
+  EXPECT_THAT(verdicts["FAIL"], IsEmpty()) << out;
+  for (const char* check : {"filesystem/create-volume", "filesystem/controller-publish",
+                            "filesystem/publish", "filesystem/expand",
+                            "filesystem/delete-volume"}) {
+    EXPECT_THAT(verdicts["PASS"], ::testing::Contains(check)) << out;
+  }
+  EXPECT_THAT(out, HasSubstr("StorageClass fast (WaitForFirstConsumer, reclaimPolicy Delete)"));
+  EXPECT_THAT(out, HasSubstr("not used (the judge makes none of these calls): CreateSnapshotSecret"));
+  // What was sent shows, secrets by their keys only.
+  EXPECT_THAT(out, HasSubstr("request: CreateVolume {"));
+  EXPECT_THAT(out, HasSubstr("\"password\":\"(redacted)\""));
+  for (const char* value : {"hunter2", "s3cret-stage", "pub-value"}) {
+    EXPECT_THAT(out, ::testing::Not(HasSubstr(value))) << value;
+    EXPECT_THAT(FileText(record), ::testing::Not(HasSubstr(value))) << value;
+  }
+  // What the driver received.
+  // The filesystem scenario's, and the generic ephemeral volume's (made though not reported).
+  std::vector<std::string> create = Recorded(record, "CreateVolume");
+  ASSERT_EQ(create.size(), 2u) << FileText(record);
+  EXPECT_THAT(create[0], HasSubstr("\"parameters\":{\"type\":\"ssd\"}"));
+  EXPECT_THAT(create[0], HasSubstr("\"secrets\":{\"password\":\"(redacted)\"}"));
+  EXPECT_THAT(create[0], HasSubstr("\"fs_type\":\"ext4\""));
+  EXPECT_THAT(create[0],
+              HasSubstr("\"accessibility_requirements\":{\"requisite\":[{\"segments\":{\"topology."
+                        "sample.csi.example.com/zone\":\"z0\"}},{\"segments\":{\"topology.sample."
+                        "csi.example.com/zone\":\"z1\"}}],\"preferred\":[{\"segments\":{\"topology."
+                        "sample.csi.example.com/zone\":\"z1\"}},"));
+  std::vector<std::string> stage = Recorded(record, "NodeStageVolume");
+  ASSERT_FALSE(stage.empty());
+  for (const std::string& line : stage) {
+    EXPECT_THAT(line, HasSubstr("\"secrets\":{\"stagekey\":\"(redacted)\"}"));
+    EXPECT_THAT(line, HasSubstr("\"fs_type\":\"ext4\""));
+  }
+  std::vector<std::string> publish = Recorded(record, "NodePublishVolume");
+  ASSERT_FALSE(publish.empty());
+  for (const std::string& line : publish) {
+    EXPECT_THAT(line, HasSubstr("\"secrets\":{\"publishkey\":\"(redacted)\"}"));
+  }
+  std::vector<std::string> deleted = Recorded(record, "DeleteVolume");
+  ASSERT_EQ(deleted.size(), 2u);
+  for (const std::string& line : deleted) {
+    EXPECT_THAT(line, HasSubstr("\"secrets\":{\"password\":\"(redacted)\"}"));
+  }
+}
+
+// Without a StorageClass, a csi-sanity secrets file alone: each call gets its secrets, the node
+// ones through Secrets the PV names, as kubelet hands them over.
+TEST_F(SanityTest, ASecretsFileAloneServesEveryCall) {
+  const std::string record = dir_.Join("calls.jsonl");
+  StartDriver({"--stage-unstage", "--controller", "--record=" + record});
+  ASSERT_TRUE(WriteFile(dir_.Join("secrets.yaml"), R"(CreateVolumeSecret: {c: create-value}
+DeleteVolumeSecret: {d: delete-value}
+NodeStageVolumeSecret: {s: stage-value}
+NodePublishVolumeSecret: {p: publish-value}
+)"));
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=", "--volume-mode=filesystem",
+                 "--secrets-file=" + dir_.Join("secrets.yaml")},
+                &out),
+            0)
+      << out;
+  EXPECT_THAT(Verdicts(out)["FAIL"], IsEmpty()) << out;
+  for (const auto& [method, secrets] : std::vector<std::pair<std::string, std::string>>{
+           {"CreateVolume", "{\"c\":\"(redacted)\"}"},
+           {"DeleteVolume", "{\"d\":\"(redacted)\"}"},
+           {"NodeStageVolume", "{\"s\":\"(redacted)\"}"},
+           {"NodePublishVolume", "{\"p\":\"(redacted)\"}"}}) {
+    std::vector<std::string> lines = Recorded(record, method);
+    ASSERT_FALSE(lines.empty()) << method;
+    for (const std::string& line : lines) {
+      EXPECT_THAT(line, HasSubstr("\"secrets\":" + secrets)) << method;
+    }
+  }
+  for (const char* value : {"create-value", "delete-value", "stage-value", "publish-value"}) {
+    EXPECT_THAT(out, ::testing::Not(HasSubstr(value)));
+  }
+  // A key that is none of csi-sanity's is refused before anything is sent.
+  ASSERT_TRUE(WriteFile(dir_.Join("typo.yaml"), "NodeStageSecret: {s: v}\n"));
+  EXPECT_EQ(Run({"--volume-handle=", "--secrets-file=" + dir_.Join("typo.yaml")}, &out), 1);
+  EXPECT_THAT(out, HasSubstr("unknown key \"NodeStageSecret\"; csi-sanity's keys are"));
+}
+
+// A StorageClass the external-provisioner would refuse, or that names what is not given, is bad
+// input: said before any volume is made. A Retain class leaves its volume, saying so; one without
+// allowVolumeExpansion is never expanded.
+TEST_F(SanityTest, StorageClassesAreCheckedAndFollowed) {
+  const std::string record = dir_.Join("calls.jsonl");
+  StartDriver({"--stage-unstage", "--controller", "--record=" + record});
+  const std::string head =
+      "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nprovisioner: sample.csi.example.com\n";
+  for (const char* sub : {"bad", "missing", "two", "prov"}) {
+    ASSERT_EQ(mkdir(dir_.Join(sub).c_str(), 0755), 0);
+  }
+  ASSERT_TRUE(WriteFile(dir_.Join("bad/sc.yaml"),
+                        head + "metadata: {name: bad}\n"
+                               "parameters: {csi.storage.k8s.io/typo: x}\n"));
+  ASSERT_TRUE(WriteFile(dir_.Join("missing/sc.yaml"),
+                        head + "metadata: {name: missing}\n"
+                               "parameters:\n"
+                               "  csi.storage.k8s.io/node-publish-secret-name: s-${pv.name}\n"
+                               "  csi.storage.k8s.io/node-publish-secret-namespace: x\n"));
+  ASSERT_TRUE(WriteFile(dir_.Join("two/sc.yaml"),
+                        head + "metadata: {name: keep}\nreclaimPolicy: Retain\n---\n" + head +
+                            "metadata: {name: other}\n"));
+  ASSERT_TRUE(WriteFile(dir_.Join("conflict.yaml"), "DeleteVolumeSecret: {a: b}\n"));
+  ASSERT_TRUE(WriteFile(dir_.Join("prov/sc.yaml"),
+                        head + "metadata: {name: prov}\n"
+                               "parameters: {csi.storage.k8s.io/provisioner-secret-name: p, "
+                               "csi.storage.k8s.io/provisioner-secret-namespace: x}\n"
+                               "---\napiVersion: v1\nkind: Secret\nmetadata: {name: p, namespace: x}\n"));
+  struct Case {
+    std::vector<std::string> flags;
+    const char* error;
+  } cases[] = {
+      {{"--objects=" + dir_.Join("bad")},
+       "StorageClass bad: failed to strip CSI Parameters of prefixed keys: found unknown parameter "
+       "key \"csi.storage.k8s.io/typo\""},
+      {{"--objects=" + dir_.Join("missing")},
+       "it names Secret x/s-kubeletclient-sanity-filesystem-00000000 for NodePublishVolume of the "
+       "filesystem volume (claim kubeletclient-sanity/sanity-fs-1), which is not among --objects"},
+      {{"--objects=" + dir_.Join("two")}, "say which with --storage-class=NAME"},
+      {{"--objects=" + dir_.Join("two"), "--storage-class=nope"},
+       "--storage-class=nope: no StorageClass of that name among --objects"},
+      {{"--objects=" + dir_.Join("prov"), "--secrets-file=" + dir_.Join("conflict.yaml")},
+       "--secrets-file has DeleteVolumeSecret for the same call: keep one of them"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> flags = {"--volume-handle=", "--volume-mode=filesystem"};
+    flags.insert(flags.end(), c.flags.begin(), c.flags.end());
+    std::string out;
+    EXPECT_EQ(Run(flags, &out), 1) << out;
+    EXPECT_THAT(out, HasSubstr(c.error)) << out;
+  }
+  EXPECT_THAT(Recorded(record, "CreateVolume"), IsEmpty());
+  // Retain: the volume stays on the driver's storage; no allowVolumeExpansion: no expansion.
+  std::string out;
+  ASSERT_EQ(Run({"--volume-handle=", "--volume-mode=filesystem", "--only=^filesystem/",
+                 "--objects=" + dir_.Join("two"), "--storage-class=keep"},
+                &out),
+            0)
+      << out;
+  EXPECT_THAT(out, HasSubstr("SKIP  filesystem/delete-volume: the StorageClass's reclaimPolicy is "
+                             "Retain: volume sample-kubeletclient-sanity-filesystem-"));
+  EXPECT_THAT(out, HasSubstr("SKIP  filesystem/expand: StorageClass keep does not set "
+                             "allowVolumeExpansion"));
+  EXPECT_THAT(Recorded(record, "CreateVolume"), ::testing::SizeIs(2));  // and generic-ephemeral's
+  EXPECT_THAT(Recorded(record, "DeleteVolume"), IsEmpty());
+}
+
 // A volume of the driver's controller that was never attached: the driver refuses it, and the
 // failure says why.
 TEST_F(SanityTest, AnUnattachedVolumeFailsThePublish) {

@@ -19,9 +19,11 @@ void Judge::RunScenario(const std::string& mode, const std::string& handle, int 
     SkipChecks(prefix, CheckNames(CheckGroup::kVolume), "interrupted");
     return;
   }
+  const std::string pv_name = ClaimName(mode, index);
   Provisioned volume;
-  if (!Provision(prefix, mode, handle, CheckNames(CheckGroup::kVolume), &volume)) return;
-  const std::string pv_name = absl::StrCat("sanity-", mode == "block" ? "block" : "fs", "-", index);
+  if (!Provision(prefix, mode, handle, pv_name, CheckNames(CheckGroup::kVolume), &volume)) return;
+  expansion_allowed_ = !(volume.created && storage_class_ != nullptr &&
+                         !storage_class_->allow_volume_expansion.value_or(false));
   std::vector<std::string> notes;
   ObjectSet objects = ScenarioObjects(mode, volume, pv_name, pv_name, &notes);
   Attach(prefix, pv_name, &volume, &objects);

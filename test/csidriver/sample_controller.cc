@@ -17,6 +17,7 @@ grpc::Status Invalid(const std::string& message) {
 grpc::Status ControllerService::CreateVolume(grpc::ServerContext*,
                                              const csi::v1::CreateVolumeRequest* request,
                                              csi::v1::CreateVolumeResponse* response) {
+  if (record_) record_->Add("CreateVolume", *request);
   NDR_VLOG(4) << "CreateVolume name=" << request->name();
   if (request->name().empty()) return Invalid("name is required");
   if (request->volume_capabilities_size() == 0) {
@@ -50,6 +51,7 @@ grpc::Status ControllerService::CreateVolume(grpc::ServerContext*,
 grpc::Status ControllerService::DeleteVolume(grpc::ServerContext*,
                                              const csi::v1::DeleteVolumeRequest* request,
                                              csi::v1::DeleteVolumeResponse*) {
+  if (record_) record_->Add("DeleteVolume", *request);
   NDR_VLOG(4) << "DeleteVolume volume_id=" << request->volume_id();
   if (request->volume_id().empty()) return Invalid("volume_id is required");
   std::lock_guard<std::mutex> lock(mu_);
@@ -60,6 +62,7 @@ grpc::Status ControllerService::DeleteVolume(grpc::ServerContext*,
 grpc::Status ControllerService::ControllerPublishVolume(
     grpc::ServerContext*, const csi::v1::ControllerPublishVolumeRequest* request,
     csi::v1::ControllerPublishVolumeResponse* response) {
+  if (record_) record_->Add("ControllerPublishVolume", *request);
   NDR_VLOG(4) << "ControllerPublishVolume volume_id=" << request->volume_id()
               << " node_id=" << request->node_id();
   if (request->volume_id().empty()) return Invalid("volume_id is required");
@@ -77,6 +80,7 @@ grpc::Status ControllerService::ControllerPublishVolume(
 grpc::Status ControllerService::ControllerUnpublishVolume(
     grpc::ServerContext*, const csi::v1::ControllerUnpublishVolumeRequest* request,
     csi::v1::ControllerUnpublishVolumeResponse*) {
+  if (record_) record_->Add("ControllerUnpublishVolume", *request);
   NDR_VLOG(4) << "ControllerUnpublishVolume volume_id=" << request->volume_id()
               << " node_id=" << request->node_id();
   if (request->volume_id().empty()) return Invalid("volume_id is required");

@@ -15,10 +15,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "api/csi/csi.grpc.pb.h"
+#include "test/csidriver/call_record.h"
 #include "test/csidriver/sample_driver.h"  // kAttachedToKey
 
 namespace ndr::sample {
@@ -29,8 +31,11 @@ inline constexpr int64_t kDefaultCapacity = int64_t{1} << 20;
 class ControllerService final : public csi::v1::Controller::Service {
  public:
   // `refuse_block`: CreateVolume answers INVALID_ARGUMENT for a block access type, as a driver
-  // with filesystem volumes only (a hostpath-style one) does.
-  explicit ControllerService(bool refuse_block = false) : refuse_block_(refuse_block) {}
+  // with filesystem volumes only (a hostpath-style one) does. `record`, if given, gets every
+  // request (--record).
+  explicit ControllerService(bool refuse_block = false,
+                             std::shared_ptr<CallRecord> record = nullptr)
+      : refuse_block_(refuse_block), record_(std::move(record)) {}
 
   grpc::Status CreateVolume(grpc::ServerContext* context,
                             const csi::v1::CreateVolumeRequest* request,
@@ -50,6 +55,7 @@ class ControllerService final : public csi::v1::Controller::Service {
 
  private:
   const bool refuse_block_;
+  const std::shared_ptr<CallRecord> record_;
   std::mutex mu_;
   std::map<std::string, int64_t> capacity_by_id_;  // guarded by mu_
 };

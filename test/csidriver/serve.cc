@@ -58,7 +58,7 @@ absl::Status Serve(const DriverOptions& options, const std::string& socket_path)
 
   IdentityService identity(options);
   NodeService node(options);
-  ControllerService controller(/*refuse_block=*/options.filesystem_only);
+  ControllerService controller(/*refuse_block=*/options.filesystem_only, options.record);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(GrpcUnixTarget(socket_path), grpc::InsecureServerCredentials());
   builder.RegisterService(&identity);
