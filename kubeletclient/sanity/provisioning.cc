@@ -403,9 +403,10 @@ absl::StatusOr<ProvisionPlan> PlanProvision(const ProvisionInput& input) {
       kNodePublish.name,    kNodePublish.ns,         kControllerExpand.name,
       kControllerExpand.ns, kNodeExpand.name,        kNodeExpand.ns,
       kControllerModify.name, kControllerModify.ns};
-  for (const auto& [key, value] : sc.parameters) {
+  for (const auto& parameter : sc.parameters) {
+    const std::string& key = parameter.first;
     if (!absl::StartsWith(key, kPrefix)) {
-      (*request.mutable_parameters())[key] = value;
+      (*request.mutable_parameters())[key] = parameter.second;
       continue;
     }
     if (std::find_if(std::begin(kKnown), std::end(kKnown),

@@ -4,7 +4,11 @@
 // planned); a driver that gets pod information always gets the pod's own identity; and every
 // path planned, filesystem or raw block (whose paths are built from PV names, and from claims
 // named after the pod and its volume), is strictly inside the root directory, with no "." or
-// ".." part (checked here by splitting the path, independently of volume_paths.h).
+// ".." part (checked here by splitting the path, independently of volume_paths.h). Each
+// StorageClass read is also made into the external-provisioner's CreateVolume (provisioning.h):
+// no reserved key reaches the driver, and every Secret it names is a valid namespace and name, so
+// that nothing from the class can name a Secret elsewhere. The same text is also read as a
+// csi-sanity secrets file.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +19,9 @@
 #include "kubeletclient/csi/csi_client.h"
 #include "kubeletclient/csi/publisher.h"
 #include "kubeletclient/csi/volume_plan.h"
+#include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/sanity/provisioning.h"
+#include "kubeletclient/sanity/secrets_file.h"
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -40,8 +47,36 @@ void CheckUnderRoot(const std::string& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  (void)ndr::kubelet::ParseSecretsFile(text, "fuzz.yaml");
   ndr::kubelet::ObjectSet objects;
   if (!ndr::kubelet::ParseObjects(text, "fuzz.yaml", &objects).ok()) return 0;
+  for (const auto& [name, storage_class] : objects.storage_classes) {
+    for (const bool block : {false, true}) {
+      ndr::kubelet::ProvisionInput input;
+      input.storage_class = &storage_class;
+      input.pv_name = "kubeletclient-sanity-filesystem-12345678";
+      input.claim_namespace = "kubeletclient-sanity";
+      input.claim_name = "sanity-fs-1";
+      input.bytes = 1 << 30;
+      input.block = block;
+      input.topology = true;
+      input.node_topology = {{"topology.example.com/zone", "a"}};
+      absl::StatusOr<ndr::kubelet::ProvisionPlan> plan = ndr::kubelet::PlanProvision(input);
+      if (!plan.ok()) continue;
+      for (const auto& [key, value] : plan->request.parameters()) {
+        if (key.rfind("csi.storage.k8s.io/", 0) == 0) abort();  // reserved keys never reach it
+      }
+      for (const auto* ref : {&plan->provisioner_secret, &plan->controller_publish_secret,
+                              &plan->node_stage_secret, &plan->node_publish_secret,
+                              &plan->controller_expand_secret, &plan->node_expand_secret}) {
+        if (!ref->has_value()) continue;
+        if (!ndr::kubelet::IsDns1123Label((*ref)->first).empty() ||
+            !ndr::kubelet::IsDns1123Subdomain((*ref)->second).empty()) {
+          abort();
+        }
+      }
+    }
+  }
   // Every driver the objects mention is registered and asks for pod information.
   ndr::kubelet::DriverRegistry::Snapshot drivers;
   ndr::kubelet::NodeOptions options;
