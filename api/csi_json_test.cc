@@ -1,6 +1,7 @@
 #include "api/csi_json.h"
 
 #include <string>
+#include <vector>
 
 #include "api/csi/csi.pb.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,25 @@ TEST(RedactedCsiJson, KeepsOnlyTheKeysOfEverySecretsField) {
   ExpectSecretsRedacted<csi::v1::NodeStageVolumeRequest>();
   ExpectSecretsRedacted<csi::v1::NodePublishVolumeRequest>();
   ExpectSecretsRedacted<csi::v1::NodeExpandVolumeRequest>();
+  ExpectSecretsRedacted<csi::v1::NodeGetStorageHealthRequest>();
+}
+
+// Every request of the proto with a `secrets` field is among those above: a new one must be
+// added to RedactedCsiJson and to that test.
+TEST(RedactedCsiJson, KnowsEveryRequestWithSecrets) {
+  const google::protobuf::FileDescriptor* file = csi::v1::CreateVolumeRequest::descriptor()->file();
+  std::vector<std::string> with_secrets;
+  for (int i = 0; i < file->message_type_count(); ++i) {
+    if (file->message_type(i)->FindFieldByName("secrets") != nullptr) {
+      with_secrets.push_back(file->message_type(i)->name());
+    }
+  }
+  EXPECT_EQ(with_secrets,
+            (std::vector<std::string>{"NodeStageVolumeRequest", "NodePublishVolumeRequest",
+                                      "NodeGetStorageHealthRequest", "NodeExpandVolumeRequest",
+                                      "CreateVolumeRequest", "DeleteVolumeRequest",
+                                      "ControllerPublishVolumeRequest",
+                                      "ControllerUnpublishVolumeRequest"}));
 }
 
 TEST(RedactedCsiJson, RedactsTheServiceAccountTokensOfAPublish) {

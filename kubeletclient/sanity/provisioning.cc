@@ -268,10 +268,11 @@ absl::StatusOr<std::optional<csi::v1::TopologyRequirement>> Accessibility(
       }
     }
     if (preferred.empty()) {
-      // The scheduler would not have chosen this node: it is outside allowedTopologies.
+      // The scheduler would not have chosen this node: it is outside allowedTopologies. The
+      // class does not fit the node: bad input, not the driver's doing.
       std::vector<std::string> node_text;
       for (const auto& [key, value] : node) node_text.push_back(key + "=" + value);
-      return absl::FailedPreconditionError(absl::StrCat(
+      return absl::InvalidArgumentError(absl::StrCat(
           "the node's topology (", absl::StrJoin(node_text, ", "),
           ") is not in the StorageClass's allowedTopologies: the scheduler would never bind a "
           "claim of this class to this node"));

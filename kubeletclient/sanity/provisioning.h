@@ -58,7 +58,9 @@ struct ProvisionPlan {
 };
 
 // The request and references for `input`, or InvalidArgument saying what in the class the
-// external-provisioner refuses, in its words where it has them.
+// external-provisioner refuses (in its words where it has them) or why the class does not fit
+// the node, or FailedPrecondition when the driver claims VOLUME_ACCESSIBILITY_CONSTRAINTS but
+// gave the node no topology (the provisioner then never provisions).
 absl::StatusOr<ProvisionPlan> PlanProvision(const ProvisionInput& input);
 
 // Whether a volume accessible from `accessible` (a created Volume's accessible_topology) can be

@@ -187,9 +187,12 @@ TEST(PlanProvision, ANodeOutsideTheAllowedTopologiesIsNeverSelected) {
   sc.allowed_topologies = {{{{"topology.example.com/zone", {"a"}}}}};
   ProvisionInput input = Input(sc);
   input.topology = true;
+  // The class does not fit the node: bad input.
   input.node_topology = {{"topology.example.com/zone", "z"}};
-  EXPECT_EQ(PlanProvision(input).status().code(), absl::StatusCode::kFailedPrecondition);
-  input.node_topology.clear();  // no topology at all: no key for the selected node
+  EXPECT_EQ(PlanProvision(input).status().code(), absl::StatusCode::kInvalidArgument);
+  // The driver claims topology but gives the node none: no key for the selected node, the
+  // driver's doing.
+  input.node_topology.clear();
   EXPECT_EQ(PlanProvision(input).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
