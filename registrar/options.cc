@@ -101,7 +101,6 @@ absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
       ParseGoDuration(flags.registration_retry_after, "registration-retry-after");
   if (!retry_after.ok()) return retry_after.status();
   options.registration_retry_after = *retry_after;
-  options.release_startup_pages = flags.release_startup_pages;
 
   if (!flags.http_endpoint.empty() && flags.health_port != 0) {
     return FlagError("health-port",

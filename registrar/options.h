@@ -28,7 +28,6 @@ struct RawFlags {
   bool enable_pprof = false;
   bool requires_publish_pod = false;
   std::string registration_retry_after = "2m";  // ours; the Go registrar has no such flag
-  bool release_startup_pages = true;            // ours too
   bool automaxprocs = false;                    // Go's since v2.14
 };
 
@@ -60,9 +59,6 @@ struct Options {
   bool registration_probe_mode = false;
   // --enable-pprof was given; it has no effect here and only earns a warning.
   bool pprof_requested = false;
-  // Once kubelet confirms the registration, keep only the code that runs resident
-  // (--release-startup-pages; program_pages.h).
-  bool release_startup_pages = true;
   // Size the thread pools by the container's CPU limit (--automaxprocs; automaxprocs.h). main
   // applies it before the registrar starts gRPC.
   bool automaxprocs = false;

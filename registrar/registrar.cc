@@ -20,7 +20,6 @@
 #include "logging/logging.h"
 #include "registrar/health.h"
 #include "registrar/path_hints.h"
-#include "registrar/program_pages.h"
 #include "registrar/reg_socket.h"
 #include "registrar/registration_watchdog.h"
 
@@ -342,20 +341,6 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     metrics_.unwatched_registry = 0;
     metrics_.driver_unreachable = 0;
     ArmWatchdog();  // disarms it: a confirmed registration is never disturbed
-    if (!released_pages_ && options_.release_startup_pages) {
-      // Start-up is over: from here on only what runs stays resident (program_pages.h).
-      released_pages_ = true;
-      absl::StatusOr<ReleasedPages> released = ReleaseProgramPages();
-      if (released.ok()) {
-        NDR_VLOG(2) << "Released the program's pages" << Kv("mappings", released->mappings)
-                    << Kv("residentBytes", released->resident_before);
-      } else {
-        // Not a fault: the registrar works the same, with more of its code resident.
-        NDR_LOG(INFO) << "Keeping the program's start-up pages resident (allow userfaultfd, "
-                         "Linux 6.7 or later, to release them; see --release-startup-pages)"
-                      << Kv("err", released.status().message());
-      }
-    }
     return absl::OkStatus();
   }
   if (std::optional<UnreachableDriver> unreachable = KubeletCouldNotDial(verdict.error);

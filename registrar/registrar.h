@@ -123,7 +123,6 @@ class Registrar {
   // The watchdog's state, about the socket served now (server_).
   uint64_t generation_ = 0;      // each socket created gets the next one
   bool notified_ = false;        // kubelet confirmed it (registered=true)
-  bool released_pages_ = false;  // ReleaseProgramPages ran (once, at the first confirmation)
   bool current_is_reoffer_ = false;
   int unanswered_offers_ = 0;    // offers since the last confirmation, for the backoff
   absl::Duration watchdog_wait_ = absl::InfiniteDuration();  // what the armed timer waits

@@ -501,52 +501,20 @@ TEST_F(RegistrarTest, ServesKubeletsCalls) {
   }
 }
 
-// The resident size of the process's mappings of its program file, and their size, in kB.
-std::pair<int64_t, int64_t> ProgramResidency(pid_t pid) {
-  char exe[PATH_MAX] = {};
-  readlink(absl::StrCat("/proc/", pid, "/exe").c_str(), exe, sizeof(exe) - 1);
-  std::ifstream in(absl::StrCat("/proc/", pid, "/smaps"));
-  std::string line;
-  bool ours = false;
-  int64_t rss = 0, size = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.size() >= 5 && fields[0].find('-') != std::string::npos &&
-        fields[0].back() != ':') {
-      // The read-only mappings only: text and read-only data.
-      ours = fields.size() >= 6 && fields[5] == exe && fields[1][1] == '-';
-    } else if (ours && fields.size() >= 2 && (fields[0] == "Rss:" || fields[0] == "Size:")) {
-      int64_t kb = 0;
-      absl::SimpleAtoi(fields[1], &kb);
-      (fields[0] == "Rss:" ? rss : size) += kb;
-    }
+// --release-startup-pages is accepted either way, so that manifests of earlier releases keep
+// working, and changes nothing: the registrar registers and answers as without it.
+TEST_F(RegistrarTest, TheRetiredReleaseStartupPagesFlagIsAcceptedAndChangesNothing) {
+  for (const char* flag : {"--release-startup-pages=true", "--release-startup-pages=false"}) {
+    auto driver = StartDriver();
+    auto registrar = StartRegistrar({flag});
+    ASSERT_TRUE(PollUntil([&] { return Serving(); })) << flag << RegistrarLog();
+    EXPECT_TRUE(Notify(reg_socket_, true, "").ok());
+    pluginregistration::PluginInfo info;
+    ASSERT_TRUE(GetInfo(reg_socket_, &info).ok()) << flag;
+    EXPECT_EQ(info.name(), kDriverName);
+    EXPECT_TRUE(registrar->Signal(SIGTERM));
+    EXPECT_EQ(registrar->Wait(), 0) << flag << RegistrarLog();
   }
-  return {rss, size};
-}
-
-// Once kubelet confirms the registration, the registrar keeps only the code that runs resident
-// (program_pages.h): its program's read-only pages leave, and only what its answers need comes
-// back. It goes on answering.
-TEST_F(RegistrarTest, ReleasesItsStartupPagesOnceConfirmed) {
-  auto driver = StartDriver();
-  auto registrar = StartRegistrar({"--v=2"});
-  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
-  EXPECT_TRUE(Notify(reg_socket_, true, "").ok());
-  ASSERT_TRUE(PollUntil([&] {
-    return RegistrarLog().find("Released the program's pages") != std::string::npos ||
-           RegistrarLog().find("Keeping the program's start-up pages") != std::string::npos;
-  })) << RegistrarLog();
-  if (RegistrarLog().find("Keeping the program's start-up pages") != std::string::npos) {
-    GTEST_SKIP() << "this kernel or sandbox refuses it: " << RegistrarLog();
-  }
-  const auto [rss, size] = ProgramResidency(registrar->pid());
-  EXPECT_GT(size, 0);
-  EXPECT_LT(rss, size / 2) << rss << " of " << size << " kB resident";
-  pluginregistration::PluginInfo info;
-  ASSERT_TRUE(GetInfo(reg_socket_, &info).ok());
-  EXPECT_EQ(info.name(), kDriverName);
-  EXPECT_TRUE(registrar->Signal(SIGTERM));
-  EXPECT_EQ(registrar->Wait(), 0);
 }
 
 // gRPC's threads (whose two timer threads wake every second) run only while the registration

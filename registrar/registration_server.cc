@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -239,6 +240,10 @@ void RegistrationServer::StopGrpc() {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_->Wait();
     server_.reset();
+    // gRPC's server and its threads are gone: the heap pages they freed go back to the kernel
+    // (glibc keeps them otherwise), so that a registrar between kubelet's calls holds only its
+    // own.
+    malloc_trim(0);
   }
   grpc_running_ = false;
   for (int connection : open_) close(connection);

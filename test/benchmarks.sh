@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Prints every measured figure of the project in one go (about four minutes, most of it the
-# registrar's 60 steady-state seconds, twice, and 60 idle seconds): the registrar's start-up,
-# memory right after registration and in steady state (by kind; again with userfaultfd refused by
-# a seccomp filter, as the container runtimes' default profile refuses it), idle CPU and wake-ups, GetInfo throughput on one
-# core and binary size; kubeletclient's registration latency and 200 plugins at once; and the
-# images' compressed sizes. Extra arguments go to the registrar's benchmark, e.g.
-# --idle_seconds=10, or --compare-with=PATH to measure another registrar binary (the Go
-# node-driver-registrar) beside ours: start-up medians and steady-state memory side by side.
+# registrar's 60 steady-state seconds and 60 idle seconds): the registrar's working set as a
+# cluster sees it (its own memory cgroup, v2 or v1, from a fresh copy of its binary: as root),
+# start-up, memory right after registration and in steady state (by kind), idle CPU and
+# wake-ups, GetInfo throughput on one core and binary size; kubeletclient's registration latency
+# and 200 plugins at once; and the images' compressed sizes. Extra arguments go to the
+# registrar's benchmark, e.g. --idle_seconds=10, or --compare-with=PATH to measure another
+# registrar binary (the Go node-driver-registrar) beside ours, the same way in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh

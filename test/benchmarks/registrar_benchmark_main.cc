@@ -22,6 +22,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -41,6 +43,7 @@
 #include "gflags/gflags.h"
 #include "grpcpp/grpcpp.h"
 #include "registrar/memory_breakdown.h"
+#include "test/benchmarks/memory_cgroup.h"
 #include "test/util/poll.h"
 #include "test/util/subprocess.h"
 #include "test/util/temp_dir.h"
@@ -59,9 +62,10 @@ DEFINE_string(compare_args, "",
               "Extra flags, comma-separated, for the --compare_with registrar, e.g. "
               "--compare_with=OUR_BINARY --compare_args=--release-startup-pages=false to see what "
               "releasing the start-up pages does.");
-DEFINE_bool(without_userfaultfd, true,
-            "Also measure our steady-state memory with userfaultfd(2) refused by a seccomp filter, "
-            "as the container runtimes' default profile (RuntimeDefault) refuses it.");
+DEFINE_bool(cgroup, true,
+            "Also run each registrar measured for memory in a memory cgroup of its own, from a "
+            "fresh copy of its binary, and report its working set as a cluster sees it (needs "
+            "root).");
 DEFINE_string(registrar, "",
               "Registrar binary to measure instead of the one built with this benchmark, e.g. an "
               "older build to compare start-up against.");
@@ -266,35 +270,67 @@ std::optional<StartupTimes> StartOnce(const std::string& registrar, const std::s
   return times;
 }
 
+// Where a measured registrar runs: in a memory cgroup of its own, from a fresh copy of its
+// binary (--cgroup), or as it is. Say() why not, once.
+struct Placement {
+  std::unique_ptr<benchmarks::MemoryCgroup> cgroup;
+  std::unique_ptr<TempDir> dir;
+  std::string binary;  // the fresh copy, or the binary itself
+};
+std::string cgroup_unavailable;  // why no cgroup, once known
+std::optional<bool> cgroup_v2;   // which hierarchy was used
+Placement Place(const std::string& registrar) {
+  Placement placement;
+  placement.binary = registrar;
+  if (!FLAGS_cgroup || !cgroup_unavailable.empty()) return placement;
+  static int count = 0;
+  absl::StatusOr<std::unique_ptr<benchmarks::MemoryCgroup>> cgroup =
+      benchmarks::MemoryCgroup::Create(absl::StrCat("ndr-bench-", getpid(), "-", ++count));
+  if (!cgroup.ok()) {
+    cgroup_unavailable = std::string(cgroup.status().message());
+    return placement;
+  }
+  placement.dir = std::make_unique<TempDir>("bcg");
+  absl::StatusOr<std::string> copy = benchmarks::FreshCopy(registrar, placement.dir->path());
+  if (!copy.ok()) {
+    cgroup_unavailable = std::string(copy.status().message());
+    return placement;
+  }
+  cgroup_v2 = (*cgroup)->v2();
+  placement.cgroup = *std::move(cgroup);
+  placement.binary = *copy;
+  return placement;
+}
+
 struct SteadyState {
   registrar::MemoryBreakdown registered, steady;
+  std::optional<benchmarks::CgroupMemory> cgroup;  // at the end of the traffic
   bool healthy = true;  // every /healthz answered 200
 };
 
 // Memory of `registrar` right after a kubelet's registration (and one /healthz), then after
 // FLAGS_steady_seconds of kubelet-like traffic: /healthz every second (which asks GetInfo on the
 // registration socket), and GetInfo with NotifyRegistrationStatus every 10 s.
-// `wrapper`, if given, runs the registrar (as without_userfaultfd does).
 std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, const std::string& csi,
                                               const std::string& log,
-                                              const std::vector<std::string>& extra,
-                                              const std::string& wrapper = "") {
+                                              const std::vector<std::string>& extra) {
   TempDir reg("bst");
   const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
   const int port = FreePort();
+  Placement placement = Place(registrar);
   std::vector<std::string> argv = {
-      registrar, "--csi-address=" + csi,
+      placement.binary, "--csi-address=" + csi,
       "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
       "--plugin-registration-path=" + reg.path(), absl::StrCat("--http-endpoint=127.0.0.1:", port)};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  if (!wrapper.empty()) argv.insert(argv.begin(), wrapper);
+  if (placement.cgroup != nullptr) argv = placement.cgroup->Wrap(argv);
   Subprocess r(argv, log);
   if (!::ndr::testing::PollUntil([&] { return GetInfo(socket); })) return std::nullopt;
   SteadyState state;
   Register(socket);
   state.healthy = Healthz(port);
   absl::StatusOr<registrar::MemoryBreakdown> registered =
-      registrar::MeasureMemory(r.pid(), registrar);
+      registrar::MeasureMemory(r.pid(), placement.binary);
   if (!registered.ok()) return std::nullopt;
   state.registered = *registered;
   for (int second = 1; second <= FLAGS_steady_seconds; ++second) {
@@ -302,7 +338,12 @@ std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, cons
     state.healthy = Healthz(port) && state.healthy;
     if (second % 10 == 0) Register(socket);
   }
-  absl::StatusOr<registrar::MemoryBreakdown> steady = registrar::MeasureMemory(r.pid(), registrar);
+  absl::StatusOr<registrar::MemoryBreakdown> steady =
+      registrar::MeasureMemory(r.pid(), placement.binary);
+  if (placement.cgroup != nullptr) {
+    absl::StatusOr<benchmarks::CgroupMemory> cgroup = placement.cgroup->Read();
+    if (cgroup.ok()) state.cgroup = *cgroup;
+  }
   r.Signal(SIGTERM);
   r.Wait(absl::Seconds(10));
   if (!steady.ok()) return std::nullopt;
@@ -318,16 +359,19 @@ struct Idle {
   long ticks = 0;
   long switches = 0;
   std::string by_thread, rss, hwm, anon, file, threads;
+  std::optional<benchmarks::CgroupMemory> cgroup;  // at the end of the idle time
 };
 
 std::optional<Idle> MeasureIdle(const std::string& registrar, const std::string& csi,
                                 const std::string& log, const std::vector<std::string>& extra) {
   TempDir reg("breg");
   const std::string socket = reg.Join(std::string(kName) + "-reg.sock");
-  std::vector<std::string> argv = {registrar, "--csi-address=" + csi,
+  Placement placement = Place(registrar);
+  std::vector<std::string> argv = {placement.binary, "--csi-address=" + csi,
                                    "--kubelet-registration-path=/var/lib/kubelet/plugins/s/csi.sock",
                                    "--plugin-registration-path=" + reg.path()};
   argv.insert(argv.end(), extra.begin(), extra.end());
+  if (placement.cgroup != nullptr) argv = placement.cgroup->Wrap(argv);
   Subprocess r(argv, log);
   if (!::ndr::testing::PollUntil([&] { return GetInfo(socket); })) return std::nullopt;
   Register(socket);  // returns once the registrar has answered both of kubelet's calls
@@ -342,6 +386,10 @@ std::optional<Idle> MeasureIdle(const std::string& registrar, const std::string&
   idle.anon = StatusField(r.pid(), "RssAnon");
   idle.file = StatusField(r.pid(), "RssFile");
   idle.threads = StatusField(r.pid(), "Threads");
+  if (placement.cgroup != nullptr) {
+    absl::StatusOr<benchmarks::CgroupMemory> cgroup = placement.cgroup->Read();
+    if (cgroup.ok()) idle.cgroup = *cgroup;
+  }
   for (const auto& [name, count] : ContextSwitches(r.pid())) {
     const long delta = count - switches[name];
     idle.switches += delta;
@@ -353,6 +401,66 @@ std::optional<Idle> MeasureIdle(const std::string& registrar, const std::string&
 }
 
 std::string Mb(int64_t kb) { return absl::StrFormat("%.2f MB", kb / 1024.0); }
+
+// The working set as a cluster sees it, ours beside the other registrar's: what leads.
+void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
+                     const std::optional<SteadyState>& other_steady,
+                     const std::optional<Idle>& other_idle) {
+  if (!steady.cgroup.has_value() || !idle.cgroup.has_value()) {
+    std::cout << "Working set: not measured ("
+              << (cgroup_unavailable.empty() ? std::string(FLAGS_cgroup ? "unreadable" : "--cgroup=false")
+                                             : cgroup_unavailable)
+              << ")\n\n";
+    return;
+  }
+  const bool compare = other_steady.has_value() && other_steady->cgroup.has_value() &&
+                       other_idle.has_value() && other_idle->cgroup.has_value();
+  std::cout << "Working set as a cluster sees it: each registrar in a memory cgroup of its own "
+               "(cgroup "
+            << (cgroup_v2.value_or(false) ? "v2" : "v1")
+            << "), started from a fresh copy of its binary (its page cache dropped, so that the "
+               "pages it faults in are charged there); working set = usage - inactive file, as "
+               "cAdvisor and kubelet compute it. Steady: after "
+            << FLAGS_steady_seconds << " s of traffic; idle: after " << FLAGS_idle_seconds
+            << " s idle.\n\n";
+  std::cout << absl::StrFormat("| %-34s | %-10s |%s\n", "MB", "ours",
+                               compare ? " other      | ours/other |" : "");
+  std::cout << absl::StrFormat("|%s|%s|%s\n", std::string(36, '-'), std::string(12, '-'),
+                               compare ? std::string(12, '-') + "|" + std::string(12, '-') + "|"
+                                       : "");
+  using CgField = int64_t benchmarks::CgroupMemory::*;
+  auto row = [&](const std::string& name, const benchmarks::CgroupMemory& ours,
+                 const benchmarks::CgroupMemory* other, std::function<int64_t(const benchmarks::CgroupMemory&)> get) {
+    std::string line = absl::StrFormat("| %-34s | %-10.2f |", name, get(ours) / 1e6);
+    if (other != nullptr) {
+      const int64_t theirs = get(*other);
+      line += absl::StrFormat(" %-10.2f | %-10s |", theirs / 1e6,
+                              theirs > 0 ? absl::StrFormat("%.2f", static_cast<double>(get(ours)) / theirs)
+                                         : "-");
+    }
+    std::cout << line << "\n";
+  };
+  const std::pair<const char*, CgField> fields[] = {
+      {"anon", &benchmarks::CgroupMemory::anon},
+      {"file (page cache)", &benchmarks::CgroupMemory::file},
+      {"  of which active", &benchmarks::CgroupMemory::active_file},
+      {"  of which inactive", &benchmarks::CgroupMemory::inactive_file},
+      {"usage", &benchmarks::CgroupMemory::usage},
+  };
+  for (const auto& [state, ours, other] :
+       {std::tuple{"steady", *steady.cgroup,
+                   compare ? &*other_steady->cgroup : static_cast<const benchmarks::CgroupMemory*>(nullptr)},
+        std::tuple{"idle", *idle.cgroup,
+                   compare ? &*other_idle->cgroup : static_cast<const benchmarks::CgroupMemory*>(nullptr)}}) {
+    row(absl::StrCat(state, ": working set"), ours, other,
+        [](const benchmarks::CgroupMemory& m) { return m.working_set(); });
+    for (const auto& [name, field] : fields) {
+      row(absl::StrCat("  ", name), ours, other,
+          [field = field](const benchmarks::CgroupMemory& m) { return m.*field; });
+    }
+  }
+  std::cout << "\n";
+}
 
 int Run() {
   const std::string registrar = FLAGS_registrar.empty()
@@ -402,24 +510,6 @@ int Run() {
   if (!steady.has_value()) {
     std::cerr << "steady-state measurement failed" << std::endl;
     return 1;
-  }
-  // Where the container runtime's default seccomp profile refuses userfaultfd: the start-up
-  // pages cannot be released (program_pages.h), and the log says so.
-  std::optional<SteadyState> filtered_steady;
-  bool refusal_seen = false;
-  if (FLAGS_without_userfaultfd) {
-    filtered_steady = MeasureSteadyState(registrar, csi, dir.Join("filtered.log"), {},
-                                         Runfile("test/benchmarks/without_userfaultfd"));
-    std::string log;
-    ::ndr::testing::ReadFile(dir.Join("filtered.log"), &log);
-    refusal_seen = log.find("Keeping the program's start-up pages resident") != std::string::npos;
-    if (!filtered_steady.has_value() || !refusal_seen) {
-      std::cerr << "steady-state measurement without userfaultfd failed"
-                << (refusal_seen ? "" : " (the registrar did not report userfaultfd refused)")
-                << ":\n"
-                << log << std::endl;
-      return 1;
-    }
   }
   std::optional<SteadyState> other_steady;
   if (!FLAGS_compare_with.empty()) {
@@ -508,6 +598,7 @@ int Run() {
   struct stat st;
   stat(registrar.c_str(), &st);
   std::cout << "csi-node-driver-registrar benchmark on " << Machine() << "\n\n";
+  PrintWorkingSet(*steady, *idle, other_steady, other_idle);
   std::cout << absl::StrFormat("| %-48s | %-40s |\n", "figure", "value");
   std::cout << absl::StrFormat("|%s|%s|\n", std::string(50, '-'), std::string(42, '-'));
   auto row = [](const std::string& k, const std::string& v) {
@@ -587,27 +678,6 @@ int Run() {
                     : "-");
     }
     std::cout << line << "\n";
-  }
-  if (filtered_steady.has_value()) {
-    // Ours again, userfaultfd refused as under RuntimeDefault, beside the other's if measured.
-    std::cout << absl::StrFormat("| %-32s | %-14s | %-14s |%s\n",
-                                 "resident, userfaultfd refused", "",
-                                 Mb(filtered_steady->steady.rss_kb),
-                                 compare ? absl::StrFormat(
-                                               " %-14s | %-14s | %-12s |", "",
-                                               Mb(other_steady->steady.rss_kb),
-                                               absl::StrFormat(
-                                                   "%.2f", static_cast<double>(
-                                                               filtered_steady->steady.rss_kb) /
-                                                               other_steady->steady.rss_kb))
-                                         : "");
-    for (const auto& [name, field] : fields) {
-      if (field == &registrar::MemoryBreakdown::rss_kb) continue;
-      std::cout << absl::StrFormat("| %-32s | %-14s | %-14s |%s\n", absl::StrCat("  ", name), "",
-                                   Mb(filtered_steady->steady.*field),
-                                   compare ? absl::StrFormat(" %-14s | %-14s | %-12s |", "", "", "")
-                                           : "");
-    }
   }
   std::string threads_line = absl::StrFormat("| %-32s | %-14d | %-14d |", "threads",
                                              steady->registered.threads, steady->steady.threads);
