@@ -60,8 +60,8 @@ DEFINE_string(compare_with, "",
               "steady-state memory are measured beside ours.");
 DEFINE_string(compare_args, "",
               "Extra flags, comma-separated, for the --compare_with registrar, e.g. "
-              "--compare_with=OUR_BINARY --compare_args=--release-startup-pages=false to see what "
-              "releasing the start-up pages does.");
+              "--compare_with=OUR_BINARY --compare_args=--automaxprocs to see what a flag of ours "
+              "does, measured the same way in the same run.");
 DEFINE_bool(cgroup, true,
             "Also run each registrar measured for memory in a memory cgroup of its own, from a "
             "fresh copy of its binary, and report its working set as a cluster sees it (needs "
