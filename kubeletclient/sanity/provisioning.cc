@@ -97,6 +97,25 @@ absl::Status Templates(const SecretKeys& keys, const std::map<std::string, std::
   return absl::OkStatus();
 }
 
+// `text` resolved (ResolveTemplate) and checked by `valid` (a validation function's messages),
+// in getSecretReference's words; `what` is "namespace name" or "secret name".
+absl::StatusOr<std::string> ResolveChecked(
+    const std::string& text, const std::map<std::string, std::string>& params,
+    std::vector<std::string> (*valid)(absl::string_view), const char* what) {
+  absl::StatusOr<std::string> resolved = ResolveTemplate(text, params);
+  if (!resolved.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("error resolving value \"", text, "\": ", resolved.status().message()));
+  }
+  if (!valid(*resolved).empty()) {
+    return absl::InvalidArgumentError(
+        *resolved == text ? absl::StrCat("\"", text, "\" is not a valid ", what)
+                          : absl::StrCat("\"", text, "\" resolved to \"", *resolved,
+                                         "\" which is not a valid ", what));
+  }
+  return resolved;
+}
+
 // getSecretReference: the class's reference for `keys` (or its default one), resolved.
 absl::StatusOr<std::optional<SecretRef>> Reference(const SecretKeys& keys,
                                                    const ProvisionInput& input,
@@ -117,33 +136,16 @@ absl::StatusOr<std::optional<SecretRef>> Reference(const SecretKeys& keys,
   // The namespace may use the PV's name and the claim's namespace; the name also the claim's
   // name (and its annotations, of which the judge's claims have none).
   absl::StatusOr<std::string> resolved_ns =
-      ResolveTemplate(ns, {{"pv.name", input.pv_name}, {"pvc.namespace", input.claim_namespace}});
-  if (!resolved_ns.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("error resolving value \"", ns, "\": ",
-                                                   resolved_ns.status().message()));
-  }
-  if (!IsDns1123Label(*resolved_ns).empty()) {
-    return absl::InvalidArgumentError(
-        *resolved_ns == ns
-            ? absl::StrCat("\"", ns, "\" is not a valid namespace name")
-            : absl::StrCat("\"", ns, "\" resolved to \"", *resolved_ns,
-                           "\" which is not a valid namespace name"));
-  }
+      ResolveChecked(ns, {{"pv.name", input.pv_name}, {"pvc.namespace", input.claim_namespace}},
+                     IsDns1123Label, "namespace name");
+  if (!resolved_ns.ok()) return resolved_ns.status();
   absl::StatusOr<std::string> resolved_name =
-      ResolveTemplate(name, {{"pv.name", input.pv_name},
-                             {"pvc.name", input.claim_name},
-                             {"pvc.namespace", input.claim_namespace}});
-  if (!resolved_name.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("error resolving value \"", name, "\": ",
-                                                   resolved_name.status().message()));
-  }
-  if (!IsDns1123Subdomain(*resolved_name).empty()) {
-    return absl::InvalidArgumentError(
-        *resolved_name == name
-            ? absl::StrCat("\"", name, "\" is not a valid secret name")
-            : absl::StrCat("\"", name, "\" resolved to \"", *resolved_name,
-                           "\" which is not a valid secret name"));
-  }
+      ResolveChecked(name,
+                     {{"pv.name", input.pv_name},
+                      {"pvc.name", input.claim_name},
+                      {"pvc.namespace", input.claim_namespace}},
+                     IsDns1123Subdomain, "secret name");
+  if (!resolved_name.ok()) return resolved_name.status();
   return SecretRef{*resolved_ns, *resolved_name};
 }
 

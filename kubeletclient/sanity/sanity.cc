@@ -58,6 +58,12 @@ bool Judge::RunVolumes(const std::vector<std::string>& modes, bool ephemeral) {
       (!ReadControllerCapabilities(without_handle) || !PrepareProvisioning(without_handle))) {
     return false;
   }
+  if (without_handle.empty() && (!options_.storage_class.empty() || !given_.storage_classes.empty())) {
+    // A class given and not used would otherwise pass without a word.
+    out_ << "StorageClass not used: every scenario has a --volume-handle, and classes only make "
+            "the volumes created without one"
+         << std::endl;
+  }
   // Handle by handle, each in every mode it is given for, as csi-sanity goes volume by volume;
   // a mode without handles: a volume its controller creates.
   for (size_t i = 0;; ++i) {

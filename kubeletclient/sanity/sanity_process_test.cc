@@ -535,6 +535,12 @@ TEST_F(SanityTest, StorageClassesAreCheckedAndFollowed) {
                              "allowVolumeExpansion"));
   EXPECT_THAT(Recorded(record, "CreateVolume"), ::testing::SizeIs(2));  // and generic-ephemeral's
   EXPECT_THAT(Recorded(record, "DeleteVolume"), IsEmpty());
+  // A class given where every scenario has a handle is said to be unused, not passed over.
+  Run({"--volume-handle=vol-1", "--volume-mode=filesystem", "--objects=" + dir_.Join("two"),
+       "--storage-class=keep"},
+      &out);
+  EXPECT_THAT(out, HasSubstr("StorageClass not used: every scenario has a --volume-handle"));
+  EXPECT_THAT(Recorded(record, "CreateVolume"), ::testing::SizeIs(2));
 }
 
 // A volume of the driver's controller that was never attached: the driver refuses it, and the

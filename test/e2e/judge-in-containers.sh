@@ -105,32 +105,44 @@ summary=$out/summary.txt
 : >"$summary"
 host_state >"$out/before"
 
+# The recipe with the judge's image and $in at /in, its results in $out/NAME; the rest of the
+# arguments are its variables (VAR=VALUE).
+recipe() {
+  local name=$1
+  shift
+  env JUDGE_IMAGE="$judge_image" INPUT_DIR="$in" RESULTS_DIR="$out/$name" "$@" \
+    bash docs/examples/judge-in-ci.sh
+}
+sample_driver=(DRIVER_IMAGE=localhost/ndr/sample-csi-driver:ci
+  "DRIVER_ARGS=--endpoint=unix:///csi/csi.sock --nodeid=ci-node --stage-unstage"
+  "JUDGE_ARGS=--volume-handle=ci-vol --objects=/in/csidriver.yaml --service-account-key-file=/in/sa.key")
+# One judged run, LABEL NAME VAR=VALUE...: its exit status (rc), verdict line (line) and time
+# are printed and go to the summary.
+judged_run() {
+  local label=$1 name=$2 start end
+  shift 2
+  start=$(now)
+  rc=0
+  recipe "$name" "$@" >/dev/null 2>&1 || rc=$?
+  end=$(now)
+  line=$(verdict "$out/$name/sanity.txt")
+  echo "    exit $rc, $(seconds "$start" "$end") s: $line"
+  printf '%s\t%s\t%s s\texit %s\n' "$label" "$line" "$(seconds "$start" "$end")" "$rc" >>"$summary"
+}
+
 echo "==> 1. the judge image against the sample driver's image"
 rm -rf "$out/sample" "$out/killed" "$out/mock"
-start=$(now)
-rc=0
-JUDGE_IMAGE=$judge_image DRIVER_IMAGE=localhost/ndr/sample-csi-driver:ci \
-  DRIVER_ARGS="--endpoint=unix:///csi/csi.sock --nodeid=ci-node --stage-unstage" \
-  INPUT_DIR=$in RESULTS_DIR=$out/sample \
-  JUDGE_ARGS="--volume-handle=ci-vol --objects=/in/csidriver.yaml --service-account-key-file=/in/sa.key" \
-  bash docs/examples/judge-in-ci.sh >/dev/null 2>&1 || rc=$?
-end=$(now)
-line=$(verdict "$out/sample/sanity.txt")
-echo "    exit $rc, $(seconds "$start" "$end") s: $line"
+judged_run "sample driver" sample "${sample_driver[@]}"
 grep -E '^(FAIL|SKIP)  ' "$out/sample/sanity.txt" | sed 's/^/    /' || true
 [ -s "$out/sample/junit.xml" ] || { echo "    no junit.xml" >&2; failures=$((failures + 1)); }
 if [ "$rc" -ne 0 ] || ! grep -q ' 0 failed' <<<"$line"; then failures=$((failures + 1)); fi
 same_host "the sample driver's run" || failures=$((failures + 1))
-printf 'sample driver\t%s\t%s s\texit %s\n' "$line" "$(seconds "$start" "$end")" "$rc" >>"$summary"
 
 echo "==> 2. the same, the judge killed with SIGKILL after block/publish"
 mkdir -p "$out/killed"
-JUDGE_IMAGE=$judge_image DRIVER_IMAGE=localhost/ndr/sample-csi-driver:ci \
-  DRIVER_ARGS="--endpoint=unix:///csi/csi.sock --nodeid=ci-node --stage-unstage" \
-  INPUT_DIR=$in RESULTS_DIR=$out/killed JUDGE_ENV=KUBELETCLIENT_SANITY_TEST_STOP_AFTER=block/publish \
-  JUDGE_ARGS="--volume-handle=ci-vol --objects=/in/csidriver.yaml --service-account-key-file=/in/sa.key" \
-  bash docs/examples/judge-in-ci.sh >"$out/killed/recipe.log" 2>&1 &
-recipe=$!
+recipe killed "${sample_driver[@]}" JUDGE_ENV=KUBELETCLIENT_SANITY_TEST_STOP_AFTER=block/publish \
+  >"$out/killed/recipe.log" 2>&1 &
+recipe_pid=$!
 judge_pid=
 for _ in $(seq 1 1200); do
   if grep -q '^PASS  block/publish' "$out/killed/sanity.txt" 2>/dev/null; then
@@ -147,7 +159,7 @@ if [ -z "$judge_pid" ]; then
   echo "    the judge never stopped after block/publish" >&2
   cat "$out/killed/recipe.log" >&2
   failures=$((failures + 1))
-  wait "$recipe" || true
+  wait "$recipe_pid" || true
 else
   left_mounts=$(grep -c ' /tmp/judge\.[^ ]*/kubelet/' /proc/self/mountinfo || true)
   # Every loop device beyond those before the run: the judge's own (kubelet's map of a block
@@ -157,7 +169,7 @@ else
     "$left_loops loop devices more than before; SIGKILL to pid $judge_pid"
   kill -KILL "$judge_pid"
   rc=0
-  wait "$recipe" || rc=$?
+  wait "$recipe_pid" || rc=$?
   echo "    the recipe exited $rc"
   [ "$rc" -ne 0 ] || failures=$((failures + 1))
   printf 'sample driver, judge SIGKILLed after block/publish\t%s mounts and %s loop devices of the run on the host at the kill\t\texit %s\n' \
@@ -175,19 +187,11 @@ spec:
   podInfoOnMount: true
   volumeLifecycleModes: [Persistent, Ephemeral]
 EOF
-start=$(now)
-rc=0
-JUDGE_IMAGE=$judge_image DRIVER_IMAGE=localhost/ndr/csi-mock-driver:v3.1.1 \
-  DRIVER_ENV="CSI_ENDPOINT=/csi/csi.sock" INPUT_DIR=$in RESULTS_DIR=$out/mock \
-  JUDGE_ARGS="--objects=/in/mock.yaml" \
-  bash docs/examples/judge-in-ci.sh >/dev/null 2>&1 || rc=$?
-end=$(now)
-line=$(verdict "$out/mock/sanity.txt")
-echo "    exit $rc, $(seconds "$start" "$end") s: $line"
+judged_run "csi-test v3.1.1 mock driver" mock DRIVER_IMAGE=localhost/ndr/csi-mock-driver:v3.1.1 \
+  DRIVER_ENV=CSI_ENDPOINT=/csi/csi.sock JUDGE_ARGS=--objects=/in/mock.yaml
 grep -E '^FAIL  ' "$out/mock/sanity.txt" | sed 's/^/    /' || true
 [ -n "$line" ] || failures=$((failures + 1))
 same_host "the mock driver's run" || failures=$((failures + 1))
-printf 'csi-test v3.1.1 mock driver\t%s\t%s s\texit %s\n' "$line" "$(seconds "$start" "$end")" "$rc" >>"$summary"
 
 echo "==> summary ($summary)"
 column -t -s $'\t' "$summary"
