@@ -12,9 +12,10 @@ namespace ndr::kubelet::cli {
 namespace {
 
 int Run() {
+  // Its own flag first: nothing is set up for a command line that is refused.
+  if (FLAGS_volume.empty()) return Fail("expand: --volume is required");
   absl::StatusOr<PublishCommand> publish = SetUpVolumeCommand("expand");
   if (!publish.ok()) return Fail(publish.status().message());
-  if (FLAGS_volume.empty()) return Fail("expand: --volume is required");
   return PrintOutcome(RunExpand(*publish, FLAGS_volume));
 }
 

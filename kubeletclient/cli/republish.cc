@@ -17,12 +17,13 @@ namespace ndr::kubelet::cli {
 namespace {
 
 int Run() {
-  absl::StatusOr<PublishCommand> publish = SetUpVolumeCommand("republish");
-  if (!publish.ok()) return Fail(publish.status().message());
+  // Its own flags first: nothing is set up for a command line that is refused.
   if (FLAGS_rounds < 1) return Fail("--rounds: must be at least 1");
   absl::StatusOr<absl::Duration> interval = ParseGoDuration(FLAGS_interval, "interval");
   if (!interval.ok()) return Fail(interval.status().message());
   if (*interval < absl::ZeroDuration()) return Fail("--interval: must not be negative");
+  absl::StatusOr<PublishCommand> publish = SetUpVolumeCommand("republish");
+  if (!publish.ok()) return Fail(publish.status().message());
   return PrintOutcome(RunRepublish(*publish, FLAGS_rounds, *interval));
 }
 

@@ -13,8 +13,7 @@ namespace ndr::kubelet::cli {
 namespace {
 
 int Run() {
-  absl::StatusOr<PublishCommand> publish = SetUpVolumeCommand("stats");
-  if (!publish.ok()) return Fail(publish.status().message());
+  // Its own flag first: nothing is set up for a command line that is refused.
   StatsFormat format;
   if (FLAGS_format == "json") {
     format = StatsFormat::kJson;
@@ -23,6 +22,8 @@ int Run() {
   } else {
     return Fail(absl::StrCat("--format: \"", FLAGS_format, "\" is not json or prometheus"));
   }
+  absl::StatusOr<PublishCommand> publish = SetUpVolumeCommand("stats");
+  if (!publish.ok()) return Fail(publish.status().message());
   return PrintOutcome(RunStats(*publish, format));
 }
 
