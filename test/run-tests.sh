@@ -13,7 +13,8 @@
 # failed; the last line totals them:
 # `tests: N passed, M failed, K skipped`. NDR_FUZZ_SECONDS (default 30) sets how long each
 # fuzzer runs. Before them, test/standalone.sh checks that nothing in the repository points
-# outside it. The script goes on after a failing stage and exits 1 if any stage failed.
+# outside it, and docs/check_docs.py that the documentation's links hold. The script goes on
+# after a failing stage and exits 1 if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
@@ -34,15 +35,17 @@ run_stage() {
   [ "$rc" -eq 0 ] || failed_stages+=("$name")
 }
 
-# Before any build: the repository stands alone (test/standalone.sh), two test cases.
-echo "==> stage standalone: nothing points outside the repository"
-for args in --self-test ""; do
-  # shellcheck disable=SC2086
-  if bash test/standalone.sh $args; then
+# Before any build, four test cases: the repository stands alone (test/standalone.sh), and its
+# documentation holds together (docs/check_docs.py: the README's length, links and anchors, every
+# page reached), each check with its self-test.
+echo "==> stage standalone: nothing points outside the repository; the docs' links hold"
+for check in "bash test/standalone.sh --self-test" "bash test/standalone.sh" \
+             "python3 docs/check_docs.py --self-test" "python3 docs/check_docs.py"; do
+  if $check; then
     total_passed=$((total_passed + 1))
   else
     total_failed=$((total_failed + 1))
-    failed_stages+=("standalone${args:+ $args}")
+    failed_stages+=("standalone: $check")
   fi
 done
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The repository stands alone: nothing in it may point at files a clone does not have (a design
-# folder beside the checkout) or at work items by number (the word issue or seed and a number),
+# folder beside the checkout, or its documents by name) or at work items by number (the word issue or seed and a number),
 # which mean nothing to a reader of the clone. Write the fact itself instead.
 #
 #   bash test/standalone.sh [DIR]   checks the files git tracks in DIR (default: this repository),
@@ -12,7 +12,7 @@
 # CHANGELOG.md is exempt: release notes may name what a release fixed.
 set -euo pipefail
 
-pattern='\.\./shared/|shared/(design|seeds)/|\b[Ii]ssues? #?[0-9]{1,3}\b|\bseeds? 0[0-9]{2}\b'
+pattern='\.\./shared/|shared/(design|seeds)/|\b[Ii]ssues? #?[0-9]{1,3}\b|\bseeds? 0[0-9]{2}\b|\b(CONTRACT|TOOLCHAIN|REAL-NODE|STYLE)\.md\b'
 
 scan() {
   local dir=$1
@@ -30,7 +30,9 @@ if [ "${1:-}" = --self-test ]; then
   [ -z "$(scan "$tmp")" ] || { echo "standalone self-test: a clean tree was refused" >&2; exit 1; }
   # Built from parts, so that this file does not match what it looks for.
   dots=.. folder=design n=21
-  for line in "see $dots/shared/$folder/X.md" "the race of issue $n" "as seed 0$n says"; do
+  doc=REAL-NODE
+  for line in "see $dots/shared/$folder/X.md" "the race of issue $n" "as seed 0$n says" \
+              "as $doc.md says"; do
     echo "$line" >"$tmp/bad.md"
     [ -n "$(scan "$tmp")" ] || { echo "standalone self-test: missed: $line" >&2; exit 1; }
   done

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Checks the documentation as a reader meets it, without building anything:
+
+  - README.md is a front door: at most 250 lines;
+  - every relative link in the repository's Markdown files leads to a file or directory the
+    repository has, and every #anchor to a heading of that file (GitHub's anchor rules);
+  - every page under docs/ (its Markdown files and docs/examples/) is reached from README.md,
+    following links.
+
+    python3 docs/check_docs.py [DIR]     checks DIR (default: this repository); prints each
+                                         problem and exits 1, or prints a PASS line
+    python3 docs/check_docs.py --self-test
+                                         plants each kind of problem in a scratch tree and
+                                         requires that it is found, and that a clean tree passes
+
+Files are those git tracks in DIR, or every file under DIR when it is not a git work tree.
+Links to other sites are not followed: the test suite has no network.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+README_MAX_LINES = 250
+
+# [text](target) and [text]: target; an image's ![alt](target) alike.
+INLINE_LINK = re.compile(r"\]\(([^()\s]+(?:\([^()\s]*\))?)(?:\s+\"[^\"]*\")?\)")
+REFERENCE_LINK = re.compile(r"^\s*\[[^\]]+\]:\s+(\S+)", re.M)
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def tracked_files(root):
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
+                             check=True).stdout.decode()
+        return sorted(f for f in out.split("\0") if f)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        found = []
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and not d.startswith("bazel-")]
+            for name in files:
+                found.append(os.path.relpath(os.path.join(directory, name), root))
+        return sorted(found)
+
+
+def prose_lines(text):
+    """The lines of a Markdown text outside fenced code blocks, with their numbers."""
+    fenced = False
+    for number, line in enumerate(text.split("\n"), 1):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield number, line
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, markup and punctuation dropped, spaces to -."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
+    text = text.replace("`", "").lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(text):
+    seen = {}
+    result = set()
+    for _, line in prose_lines(text):
+        m = HEADING.match(line)
+        if not m:
+            continue
+        base = slug(m.group(2))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        result.add(base if n == 0 else f"{base}-{n}")
+    for m in re.finditer(r"<a\s+(?:name|id)=\"([^\"]+)\"", text):
+        result.add(m.group(1))
+    return result
+
+
+def links(text):
+    """(line number, target) of every link outside code: inline and reference links."""
+    for number, line in prose_lines(text):
+        # Inline code may show link syntax without being a link.
+        line = re.sub(r"`[^`]*`", "", line)
+        for m in INLINE_LINK.finditer(line):
+            yield number, m.group(1)
+        for m in REFERENCE_LINK.finditer(line):
+            yield number, m.group(1)
+
+
+def is_external(target):
+    return re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) is not None
+
+
+def check(root):
+    files = tracked_files(root)
+    file_set = set(files)
+    directories = {os.path.dirname(f) for f in files}
+    for f in files:
+        parts = f.split("/")
+        for i in range(1, len(parts)):
+            directories.add("/".join(parts[:i]))
+    markdown = [f for f in files if f.endswith(".md")]
+    texts = {}
+    for f in markdown:
+        with open(os.path.join(root, f), encoding="utf-8") as handle:
+            texts[f] = handle.read()
+    problems = []
+
+    readme = texts.get("README.md")
+    if readme is None:
+        return ["README.md: missing"]
+    count = readme.count("\n")
+    if count > README_MAX_LINES:
+        problems.append(f"README.md: {count} lines; a front door has at most {README_MAX_LINES}: "
+                        "move the details into docs/ and link them")
+
+    graph = {}
+    for f in markdown:
+        graph[f] = set()
+        for number, target in links(texts[f]):
+            if is_external(target):
+                continue
+            path, _, anchor = target.partition("#")
+            path = urllib.parse.unquote(path)
+            resolved = f if path == "" else os.path.normpath(
+                os.path.join(os.path.dirname(f), path))
+            where = f"{f}:{number}: link to {target}"
+            if resolved.startswith("..") or os.path.isabs(path):
+                problems.append(f"{where}: leaves the repository")
+                continue
+            if resolved not in file_set and resolved not in directories:
+                problems.append(f"{where}: {resolved} is not in the repository")
+                continue
+            graph[f].add(resolved)
+            if anchor:
+                if resolved not in texts:
+                    problems.append(f"{where}: #{anchor} in a file that is not Markdown")
+                elif anchor not in anchors(texts[resolved]):
+                    problems.append(f"{where}: {resolved} has no heading with the anchor "
+                                    f"#{anchor}")
+
+    reached = {"README.md"}
+    queue = ["README.md"]
+    while queue:
+        for target in graph.get(queue.pop(), ()):
+            for f in ([target] if target in file_set else
+                      [x for x in files if x.startswith(target + "/")]):
+                if f not in reached:
+                    reached.add(f)
+                    queue.append(f)
+    for f in files:
+        for_readers = f.endswith(".md") or f.startswith("docs/examples/")
+        if f.startswith("docs/") and for_readers and f not in reached:
+            problems.append(f"{f}: not reached from README.md: link it from the map of docs/ "
+                            "or from a page the map links")
+    return problems
+
+
+def self_test():
+    def tree(files):
+        root = tempfile.mkdtemp(prefix="ndr-docs-")
+        for name, text in files.items():
+            os.makedirs(os.path.join(root, os.path.dirname(name)), exist_ok=True)
+            with open(os.path.join(root, name), "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return root
+
+    clean = {
+        "README.md": "# Title\n\n[guide](docs/guide.md#the---flags) and [code](src/)\n",
+        "docs/guide.md": "# Guide\n\n## The `--flags`\n\n[back](../README.md#title)\n"
+                         "[example](examples/run.sh)\n\n```\n[not a link](nowhere.md)\n```\n",
+        "docs/examples/run.sh": "true\n",
+        "src/main.cc": "\n",
+    }
+    failures = []
+    if check(tree(clean)):
+        failures.append(f"a clean tree was refused: {check(tree(clean))}")
+    planted = {
+        "a missing file": ("docs/guide.md", "[x](missing.md)\n", "is not in the repository"),
+        "a missing anchor": ("docs/guide.md", "[x](../README.md#nowhere)\n",
+                             "has no heading with the anchor"),
+        "a link out of the repository": ("docs/guide.md", "[x](../../elsewhere/x.md)\n",
+                                         "leaves the repository"),
+        "a page nobody links": ("docs/orphan.md", "# Orphan\n", "not reached from README.md"),
+        "a long README": ("README.md", "line\n" * (README_MAX_LINES + 1),
+                          "a front door has at most"),
+    }
+    for what, (name, text, expected) in planted.items():
+        files = dict(clean)
+        files[name] = files.get(name, "") + text
+        problems = check(tree(files))
+        if not any(expected in p for p in problems):
+            failures.append(f"missed {what}: {problems}")
+    for f in failures:
+        print(f"check_docs self-test: {f}", file=sys.stderr)
+    if failures:
+        return 1
+    print("check_docs self-test: PASS")
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))
+    problems = check(root)
+    if problems:
+        print("check_docs: FAIL")
+        for p in problems:
+            print("  " + p)
+        return 1
+    print("check_docs: PASS (README.md, links and anchors, every page of docs/ reached)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
