@@ -6,7 +6,7 @@
 // once) and whenever a connection comes, and stops once no connection has been open for
 // `idle_stop`. With the server gone and nothing else of gRPC alive, gRPC shuts down and its
 // threads end: gRPC 1.51's two timer threads otherwise wake every second for as long as the
-// process lives (README, "Idle"), while a registered registrar has nothing to do until kubelet
+// process lives (docs/figures.md, "Idle"), while a registered registrar has nothing to do until kubelet
 // calls again. On the wire nothing changes: the same HTTP/2 gRPC on the same socket, to a client
 // that connects at any time.
 //

@@ -1,4 +1,5 @@
-// ThreadSanitizer suppressions for Debian's uninstrumented libraries (see TOOLCHAIN.md).
+// ThreadSanitizer suppressions for Debian's uninstrumented libraries (their code is not built with
+// -fsanitize=thread, so TSan cannot see the ordering their locks and queues provide).
 //
 // TSan calls this hook at start-up in every program linked with it, so tests and the binaries
 // they start as subprocesses are covered alike without a suppressions file path. Only reports

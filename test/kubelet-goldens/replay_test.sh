@@ -25,7 +25,7 @@
 # and loop devices). One difference is taken out on purpose: our registrar runs without
 # --requires-publish-pod here, because no kubelet release calls CSIRegistration.GetCSIDriverInfo
 # (kubeletclient does, and then sends pod information that kubelet would not send); that
-# difference is the real-node comparison's explained one (README, "A real node").
+# difference is the real-node comparison's explained one (docs/real-node.md).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

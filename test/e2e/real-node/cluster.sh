@@ -185,7 +185,7 @@ rn_start_containerd() {
 }
 EOF
   # restrict_oom_score_adj: root here has no CAP_SYS_RESOURCE, so runc may not lower a
-  # container's oom_score_adj below its own (REAL-NODE.md). SystemdCgroup false: no systemd.
+  # container's oom_score_adj below its own. SystemdCgroup false: no systemd here.
   cat >"$RN_WORK/containerd/config.toml" <<EOF
 version = 2
 root = "$RN_WORK/containerd/root"
@@ -231,7 +231,7 @@ tlsCertFile: $RN_WORK/pki/kubelet.crt
 tlsPrivateKeyFile: $RN_WORK/pki/kubelet.key
 cgroupDriver: cgroupfs
 failSwapOn: false
-# Leave the host's iptables alone (REAL-NODE.md: otherwise KUBE-* chains stay behind).
+# Leave the host's iptables alone (otherwise kubelet's KUBE-* chains stay behind after the run).
 makeIPTablesUtilChains: false
 volumePluginDir: $RN_WORK/volume-plugins
 evictionHard: {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%"}
