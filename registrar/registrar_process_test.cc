@@ -517,6 +517,20 @@ TEST_F(RegistrarTest, TheRetiredReleaseStartupPagesFlagIsAcceptedAndChangesNothi
   }
 }
 
+// The threads of gRPC's that run while it serves (their names as /proc shows them).
+int GrpcThreads(pid_t pid) {
+  int count = 0;
+  for (const std::string& task : DirEntries(absl::StrCat("/proc/", pid, "/task"))) {
+    std::string name;
+    if (ReadFile(absl::StrCat("/proc/", pid, "/task/", task, "/comm"), &name) &&
+        (absl::StartsWith(name, "timer_manager") || absl::StartsWith(name, "grpc_global_tim") ||
+         absl::StartsWith(name, "grpcpp_sync_ser"))) {
+      ++count;
+    }
+  }
+  return count;
+}
+
 // gRPC's threads (whose two timer threads wake every second) run only while the registration
 // socket has a connection: once kubelet has registered the driver and hung up, the registrar
 // sleeps with none of them, and the next call is served all the same.
@@ -525,24 +539,54 @@ TEST_F(RegistrarTest, GrpcThreadsEndOnceKubeletHasHungUp) {
   auto registrar = StartRegistrar();
   ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
   ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
-  auto grpc_threads = [&] {
-    int count = 0;
-    for (const std::string& task : DirEntries(absl::StrCat("/proc/", registrar->pid(), "/task"))) {
-      std::string name;
-      if (ReadFile(absl::StrCat("/proc/", registrar->pid(), "/task/", task, "/comm"), &name) &&
-          (absl::StartsWith(name, "timer_manager") || absl::StartsWith(name, "grpc_global_tim") ||
-           absl::StartsWith(name, "grpcpp_sync_ser"))) {
-        ++count;
-      }
-    }
-    return count;
-  };
+  auto grpc_threads = [&] { return GrpcThreads(registrar->pid()); };
   ASSERT_TRUE(PollUntil([&] { return grpc_threads() == 0; })) << RegistrarLog();
   pluginregistration::PluginInfo info;
   ASSERT_TRUE(GetInfo(reg_socket_, &info).ok());
   EXPECT_EQ(info.name(), kDriverName);
   EXPECT_TRUE(PollUntil([&] { return grpc_threads() == 0; })) << RegistrarLog();
   EXPECT_TRUE(registrar->Running());
+}
+
+// Once gRPC's threads have ended, their stacks are gone too: glibc keeps no stack of an ended
+// thread for reuse (registrar/main.cc), so an idle registrar holds only its live threads' stacks.
+// Each thread stack has an inaccessible guard page below it (an anonymous "---p" mapping of one
+// page), a cached stack too, so the guard pages are counted.
+TEST_F(RegistrarTest, EndedThreadsLeaveNoStacksBehind) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  const std::string proc = absl::StrCat("/proc/", registrar->pid());
+  std::string maps;
+  ASSERT_TRUE(ReadFile(proc + "/maps", &maps));
+  if (absl::StrContains(maps, "/libc.so")) {
+    GTEST_SKIP() << "the registrar is linked dynamically (a sanitizer build): glibc's stack cache "
+                    "can only be turned off from inside a static program";
+  }
+  ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
+  const long page = sysconf(_SC_PAGESIZE);
+  auto guard_pages = [&] {
+    int count = 0;
+    std::string text;
+    if (!ReadFile(proc + "/maps", &text)) return -1;
+    for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+      std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (fields.size() != 5 || fields[1] != "---p") continue;  // anonymous: no path
+      std::vector<absl::string_view> range = absl::StrSplit(fields[0], '-');
+      unsigned long start = 0, end = 0;
+      if (range.size() == 2 && absl::SimpleHexAtoi(range[0], &start) &&
+          absl::SimpleHexAtoi(range[1], &end) && end - start == static_cast<unsigned long>(page)) {
+        ++count;
+      }
+    }
+    return count;
+  };
+  auto threads = [&] { return static_cast<int>(DirEntries(proc + "/task").size()); };
+  // gRPC stops a second after kubelet hung up; then only the registrar's own threads are left.
+  ASSERT_TRUE(PollUntil([&] { return GrpcThreads(registrar->pid()) == 0; })) << RegistrarLog();
+  EXPECT_TRUE(PollUntil([&] { return guard_pages() == threads() - 1; }))
+      << guard_pages() << " thread-stack guard pages for " << threads() << " threads:\n"
+      << (ReadFile(proc + "/maps", &maps) ? maps : "(maps unreadable)");
 }
 
 // 6. A refusal is answered, logged, and then the socket is removed and the registrar exits 1.
