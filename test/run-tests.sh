@@ -13,7 +13,7 @@
 # failed; the last line totals them:
 # `tests: N passed, M failed, K skipped`. NDR_FUZZ_SECONDS (default 30) sets how long each
 # fuzzer runs. Before them, test/standalone.sh checks that nothing in the repository points
-# outside it, and docs/check_docs.py that the documentation's links hold. The script goes on
+# outside it, and test/docs/check_docs.py that the documentation's links hold. The script goes on
 # after a failing stage and exits 1 if any stage failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,11 +36,11 @@ run_stage() {
 }
 
 # Before any build, four test cases: the repository stands alone (test/standalone.sh), and its
-# documentation holds together (docs/check_docs.py: the README's length, links and anchors, every
+# documentation holds together (test/docs/check_docs.py: the README's length, links and anchors, every
 # page reached), each check with its self-test.
 echo "==> stage standalone: nothing points outside the repository; the docs' links hold"
 for check in "bash test/standalone.sh --self-test" "bash test/standalone.sh" \
-             "python3 docs/check_docs.py --self-test" "python3 docs/check_docs.py"; do
+             "python3 test/docs/check_docs.py --self-test" "python3 test/docs/check_docs.py"; do
   if $check; then
     total_passed=$((total_passed + 1))
   else

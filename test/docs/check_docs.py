@@ -4,12 +4,12 @@
   - README.md is a front door: at most 250 lines;
   - every relative link in the repository's Markdown files leads to a file or directory the
     repository has, and every #anchor to a heading of that file (GitHub's anchor rules);
-  - every page under docs/ (its Markdown files and docs/examples/) is reached from README.md,
-    following links.
+  - every file under docs/ is reached from README.md, following links (docs/ holds documents
+    and examples only; their tests live here, in test/docs/).
 
-    python3 docs/check_docs.py [DIR]     checks DIR (default: this repository); prints each
+    python3 test/docs/check_docs.py [DIR]     checks DIR (default: this repository); prints each
                                          problem and exits 1, or prints a PASS line
-    python3 docs/check_docs.py --self-test
+    python3 test/docs/check_docs.py --self-test
                                          plants each kind of problem in a scratch tree and
                                          requires that it is found, and that a clean tree passes
 
@@ -154,8 +154,7 @@ def check(root):
                     reached.add(f)
                     queue.append(f)
     for f in files:
-        for_readers = f.endswith(".md") or f.startswith("docs/examples/")
-        if f.startswith("docs/") and for_readers and f not in reached:
+        if f.startswith("docs/") and f not in reached:
             problems.append(f"{f}: not reached from README.md: link it from the map of docs/ "
                             "or from a page the map links")
     return problems
@@ -207,8 +206,8 @@ def self_test():
 def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
-    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__)))
+    here = os.path.dirname(os.path.abspath(__file__))  # test/docs
+    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(here))
     problems = check(root)
     if problems:
         print("check_docs: FAIL")

@@ -2,8 +2,8 @@
 """Writes docs/sanity-checks.md from what `kubeletclient sanity --list` prints, so that the page
 lists exactly the checks the judge runs, in the order it runs them.
 
-    python3 docs/sanity_checks_doc.py KUBELETCLIENT > docs/sanity-checks.md
-    python3 docs/sanity_checks_doc.py KUBELETCLIENT --check docs/sanity-checks.md
+    python3 test/docs/sanity_checks_doc.py KUBELETCLIENT > docs/sanity-checks.md
+    python3 test/docs/sanity_checks_doc.py KUBELETCLIENT --check docs/sanity-checks.md
                                      exits 1, saying how to write it again, when the page differs
 
 `--list` prints a first line that explains the names, then a line per check: its name, its
@@ -45,9 +45,10 @@ def render(listing):
     out = [
         "# Every check of `kubeletclient sanity`",
         "",
-        "Written by `python3 docs/sanity_checks_doc.py bazel-bin/kubeletclient/kubeletclient` from",
-        "what `kubeletclient sanity --list` prints; `//docs:sanity_checks_doc_test` fails when the",
-        "two differ. How the judge runs them, and its flags: [judge.md](judge.md).",
+        "Written by",
+        "`python3 test/docs/sanity_checks_doc.py bazel-bin/kubeletclient/kubeletclient`",
+        "from what `kubeletclient sanity --list` prints; `//test/docs:sanity_checks_doc_test` fails",
+        "when the two differ. How the judge runs them, and its flags: [judge.md](judge.md).",
         "",
         "```text",
         lines[0],
@@ -89,7 +90,7 @@ def main(argv):
             current.splitlines(True), page.splitlines(True), "docs/sanity-checks.md",
             "from kubeletclient sanity --list"))
         print("docs/sanity-checks.md is not what `kubeletclient sanity --list` prints; write it "
-              "again: python3 docs/sanity_checks_doc.py bazel-bin/kubeletclient/kubeletclient "
+              "again: python3 test/docs/sanity_checks_doc.py bazel-bin/kubeletclient/kubeletclient "
               "> docs/sanity-checks.md")
         return 1
     print("docs/sanity-checks.md: the same as kubeletclient sanity --list")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docs/sanity-checks.md must be what `kubeletclient sanity --list` prints, rendered by
-# docs/sanity_checks_doc.py; and the comparison must notice a page that differs.
+# test/docs/sanity_checks_doc.py; and the comparison must notice a page that differs.
 set -uo pipefail
 cd "${TEST_SRCDIR}/${TEST_WORKSPACE}" || exit 1
 kc=kubeletclient/kubeletclient
@@ -15,7 +15,7 @@ record() {  # name, outcome (pass or the failure text)
   fi
 }
 
-if out=$(python3 docs/sanity_checks_doc.py "$kc" --check docs/sanity-checks.md 2>&1); then
+if out=$(python3 test/docs/sanity_checks_doc.py "$kc" --check docs/sanity-checks.md 2>&1); then
   record PageIsTheListOfChecks pass
 else
   record PageIsTheListOfChecks "$out"
@@ -24,7 +24,7 @@ echo "$out" | tail -1
 
 stale=$(mktemp)
 sed '$d' docs/sanity-checks.md >"$stale"   # the page without its last line
-if python3 docs/sanity_checks_doc.py "$kc" --check "$stale" >/dev/null 2>&1; then
+if python3 test/docs/sanity_checks_doc.py "$kc" --check "$stale" >/dev/null 2>&1; then
   record AChangedPageIsNoticed "a page without its last line was taken as current"
 else
   record AChangedPageIsNoticed pass

@@ -1,4 +1,0 @@
-#!/usr/bin/env bash
-# Runs docs/quickstart_test.py (JUnit XML to $XML_OUTPUT_FILE).
-cd "${TEST_SRCDIR}/${TEST_WORKSPACE}" || exit 1
-exec /usr/bin/python3 docs/quickstart_test.py
