@@ -549,7 +549,8 @@ TEST_F(RegistrarTest, GrpcThreadsEndOnceKubeletHasHungUp) {
 }
 
 // Once gRPC's threads have ended, their stacks are gone too: glibc keeps no stack of an ended
-// thread for reuse (registrar/main.cc), so an idle registrar holds only its live threads' stacks.
+// thread for reuse (registrar/main.cc), so an idle registrar holds its live threads' stacks and
+// at most the last ended thread's.
 // Each thread stack has an inaccessible guard page below it (an anonymous "---p" mapping of one
 // page), a cached stack too, so the guard pages are counted.
 TEST_F(RegistrarTest, EndedThreadsLeaveNoStacksBehind) {
@@ -582,9 +583,12 @@ TEST_F(RegistrarTest, EndedThreadsLeaveNoStacksBehind) {
     return count;
   };
   auto threads = [&] { return static_cast<int>(DirEntries(proc + "/task").size()); };
-  // gRPC stops a second after kubelet hung up; then only the registrar's own threads are left.
+  // gRPC stops a moment after kubelet hung up (kGrpcIdleStop); then only the registrar's own threads are left.
   ASSERT_TRUE(PollUntil([&] { return GrpcThreads(registrar->pid()) == 0; })) << RegistrarLog();
-  EXPECT_TRUE(PollUntil([&] { return guard_pages() == threads() - 1; }))
+  // The live threads' stacks but the main thread's, and at most the stack of the last thread to
+  // end: glibc frees an ended thread's stack when the next one is queued, and a thread cannot
+  // free its own. Kept in glibc's cache, as before, there were six for three threads.
+  EXPECT_TRUE(PollUntil([&] { return guard_pages() <= threads(); }))
       << guard_pages() << " thread-stack guard pages for " << threads() << " threads:\n"
       << (ReadFile(proc + "/maps", &maps) ? maps : "(maps unreadable)");
 }

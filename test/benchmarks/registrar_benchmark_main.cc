@@ -304,7 +304,10 @@ Placement Place(const std::string& registrar) {
 
 struct SteadyState {
   registrar::MemoryBreakdown registered, steady;
-  std::optional<benchmarks::CgroupMemory> cgroup;  // at the end of the traffic
+  std::optional<benchmarks::CgroupMemory> cgroup;  // at the end of the traffic, right after a call
+  // The working set halfway between two calls, once a second over the traffic's last ten
+  // seconds: cAdvisor reads a container's memory on its own clock, not right after a call.
+  std::vector<int64_t> between_calls;
   bool healthy = true;  // every /healthz answered 200
 };
 
@@ -334,7 +337,13 @@ std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, cons
   if (!registered.ok()) return std::nullopt;
   state.registered = *registered;
   for (int second = 1; second <= FLAGS_steady_seconds; ++second) {
-    absl::SleepFor(absl::Seconds(1));  // the traffic's own rhythm, kubelet's probe period
+    // The traffic's own rhythm, a probe a second; halfway, in the last ten seconds, a reading.
+    absl::SleepFor(absl::Milliseconds(500));
+    if (placement.cgroup != nullptr && second > FLAGS_steady_seconds - 10) {
+      absl::StatusOr<benchmarks::CgroupMemory> now = placement.cgroup->Read();
+      if (now.ok()) state.between_calls.push_back(now->working_set());
+    }
+    absl::SleepFor(absl::Milliseconds(500));
     state.healthy = Healthz(port) && state.healthy;
     if (second % 10 == 0) Register(socket);
   }
@@ -420,9 +429,12 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
             << (cgroup_v2.value_or(false) ? "v2" : "v1")
             << "), started from a fresh copy of its binary (its page cache dropped, so that the "
                "pages it faults in are charged there); working set = usage - inactive file, as "
-               "cAdvisor and kubelet compute it. Steady: after "
-            << FLAGS_steady_seconds << " s of traffic; idle: after " << FLAGS_idle_seconds
-            << " s idle.\n\n";
+               "cAdvisor and kubelet compute it. Steady: "
+            << FLAGS_steady_seconds
+            << " s of traffic (/healthz every second, a registration every 10 s), read halfway "
+               "between two calls once a second over its last 10 s (mean and highest: cAdvisor "
+               "reads on its own clock), and right after its last call; idle: after "
+            << FLAGS_idle_seconds << " s idle.\n\n";
   std::cout << absl::StrFormat("| %-34s | %-10s |%s\n", "MB", "ours",
                                compare ? " other      | ours/other |" : "");
   std::cout << absl::StrFormat("|%s|%s|%s\n", std::string(36, '-'), std::string(12, '-'),
@@ -447,8 +459,35 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
       {"  of which inactive", &benchmarks::CgroupMemory::inactive_file},
       {"usage", &benchmarks::CgroupMemory::usage},
   };
+  // Steady state between calls: the mean and the highest of the readings halfway between two.
+  auto between = [](const SteadyState& state, bool highest) -> std::optional<int64_t> {
+    if (state.between_calls.empty()) return std::nullopt;
+    int64_t sum = 0, most = 0;
+    for (int64_t ws : state.between_calls) {
+      sum += ws;
+      most = std::max(most, ws);
+    }
+    return highest ? most : sum / static_cast<int64_t>(state.between_calls.size());
+  };
+  for (const bool highest : {false, true}) {
+    std::optional<int64_t> ours = between(steady, highest);
+    if (!ours.has_value()) continue;
+    std::string line = absl::StrFormat(
+        "| %-34s | %-10.2f |",
+        absl::StrCat("steady, between calls: ", highest ? "highest" : "mean"), *ours / 1e6);
+    if (compare) {
+      std::optional<int64_t> theirs = between(*other_steady, highest);
+      if (theirs.has_value() && *theirs > 0) {
+        line += absl::StrFormat(" %-10.2f | %-10.2f |", *theirs / 1e6,
+                                static_cast<double>(*ours) / *theirs);
+      } else {
+        line += absl::StrFormat(" %-10s | %-10s |", "-", "-");
+      }
+    }
+    std::cout << line << "\n";
+  }
   for (const auto& [state, ours, other] :
-       {std::tuple{"steady", *steady.cgroup,
+       {std::tuple{"steady, right after a call", *steady.cgroup,
                    compare ? &*other_steady->cgroup : static_cast<const benchmarks::CgroupMemory*>(nullptr)},
         std::tuple{"idle", *idle.cgroup,
                    compare ? &*other_idle->cgroup : static_cast<const benchmarks::CgroupMemory*>(nullptr)}}) {
