@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The repository stands alone: nothing in it may point at files a clone does not have (a design
-# folder beside the checkout, or its documents by name) or at work items by number (the word issue or seed and a number),
-# which mean nothing to a reader of the clone. Write the fact itself instead.
+# folder beside the checkout, or its documents by name) or at work items by number (the word
+# issue or seed and a number), which mean nothing to a reader of the clone. Write the fact itself
+# instead.
 #
 #   bash test/standalone.sh [DIR]   checks the files git tracks in DIR (default: this repository),
 #                                   or every file under DIR when it is not a git work tree; prints
