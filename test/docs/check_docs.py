@@ -161,8 +161,10 @@ def check(root):
 
 
 def self_test():
+    scratch = tempfile.TemporaryDirectory(prefix="ndr-docs-")  # removed when the test ends
+
     def tree(files):
-        root = tempfile.mkdtemp(prefix="ndr-docs-")
+        root = tempfile.mkdtemp(dir=scratch.name)
         for name, text in files.items():
             os.makedirs(os.path.join(root, os.path.dirname(name)), exist_ok=True)
             with open(os.path.join(root, name), "w", encoding="utf-8") as handle:
@@ -195,6 +197,7 @@ def self_test():
         problems = check(tree(files))
         if not any(expected in p for p in problems):
             failures.append(f"missed {what}: {problems}")
+    scratch.cleanup()
     for f in failures:
         print(f"check_docs self-test: {f}", file=sys.stderr)
     if failures:

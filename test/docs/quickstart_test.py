@@ -69,9 +69,14 @@ class QuickstartTest(unittest.TestCase):
     def setUpClass(cls):
         with open(os.path.join(RUNFILES, "README.md"), encoding="utf-8") as handle:
             cls.readme = handle.read()
-        cls.bin_dir = tempfile.mkdtemp(prefix="ndr-quickstart-bin-")
+        cls.scratch = tempfile.TemporaryDirectory(prefix="ndr-quickstart-bin-")
+        cls.bin_dir = cls.scratch.name
         for name, path in PROGRAMS.items():
             os.symlink(os.path.join(RUNFILES, path), os.path.join(cls.bin_dir, name))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.scratch.cleanup()
 
     def test_the_readme_has_its_quick_starts(self):
         # Two of them: trying the registrar, and the judge on the sample driver. A mark removed
