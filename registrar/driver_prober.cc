@@ -87,7 +87,8 @@ void DriverProber::Loop() {
     }
     ready_();
     // Only now, with the answer on its way to the main thread, is the channel torn down: a
-    // third of the time from exec to the registration socket otherwise (see docs/figures.md, "Where start-up time goes").
+    // third of the time from exec to the registration socket otherwise (docs/figures.md, "Where
+    // start-up time goes").
     last_channel.reset();
   }
 }

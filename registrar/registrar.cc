@@ -100,8 +100,8 @@ absl::Status Registrar::Start() {
   // looked at before Start() returns.
   prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
                                            options_.connection_timeout, [this] { Wake(); });
-  // At -v=2: the default log is no chattier than the Go registrar's (docs/registrar.md, "Logs"); a driver
-  // that does not answer is reported at -v=0 after 10 s, with the address and the error.
+  // At -v=2: the default log is no chattier than the Go registrar's (docs/registrar.md, "Logs");
+  // a driver that does not answer is reported at -v=0 after 10 s, with the address and the error.
   NDR_VLOG(2) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
   prober_->Query(/*bounded=*/true);
   inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);

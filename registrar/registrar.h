@@ -93,9 +93,9 @@ class Registrar {
   // Keeps gRPC initialised through start-up; declared first, so destroyed last. Without it gRPC
   // shuts itself down when the prober's channel, its only object at start-up, goes away, and
   // starts all its threads again for the registration server a moment later: a third of the time
-  // from exec to serving GetInfo (see docs/figures.md, "Where start-up time goes"). Released at the first confirmed
-  // registration: from then on gRPC lives only while the registration socket has connections
-  // (registration_server.h), or the prober asks the driver again.
+  // from exec to serving GetInfo (docs/figures.md, "Where start-up time goes"). Released at the
+  // first confirmed registration: from then on gRPC lives only while the registration socket has
+  // connections (registration_server.h), or the prober asks the driver again.
   struct GrpcLifetime {
     GrpcLifetime();
     ~GrpcLifetime();

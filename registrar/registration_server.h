@@ -6,9 +6,9 @@
 // once) and whenever a connection comes, and stops once no connection has been open for
 // `idle_stop`. With the server gone and nothing else of gRPC alive, gRPC shuts down and its
 // threads end: gRPC 1.51's two timer threads otherwise wake every second for as long as the
-// process lives (docs/figures.md, "Idle"), while a registered registrar has nothing to do until kubelet
-// calls again. On the wire nothing changes: the same HTTP/2 gRPC on the same socket, to a client
-// that connects at any time.
+// process lives (docs/figures.md, "Idle"), while a registered registrar has nothing to do until
+// kubelet calls again. On the wire nothing changes: the same HTTP/2 gRPC on the same socket, to a
+// client that connects at any time.
 //
 // The socket is bound under a private dot-file name in the same directory (kubelet ignores
 // dot-files) and then renamed over the real path, so replacing a stale socket is atomic. It is

@@ -441,16 +441,20 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
                                compare ? std::string(12, '-') + "|" + std::string(12, '-') + "|"
                                        : "");
   using CgField = int64_t benchmarks::CgroupMemory::*;
-  auto row = [&](const std::string& name, const benchmarks::CgroupMemory& ours,
-                 const benchmarks::CgroupMemory* other, std::function<int64_t(const benchmarks::CgroupMemory&)> get) {
-    std::string line = absl::StrFormat("| %-34s | %-10.2f |", name, get(ours) / 1e6);
-    if (other != nullptr) {
-      const int64_t theirs = get(*other);
-      line += absl::StrFormat(" %-10.2f | %-10s |", theirs / 1e6,
-                              theirs > 0 ? absl::StrFormat("%.2f", static_cast<double>(get(ours)) / theirs)
-                                         : "-");
+  // One line: ours, and with a comparison the other's and the ratio ("-" where it has none).
+  auto print_row = [&](const std::string& name, int64_t ours, std::optional<int64_t> theirs) {
+    std::string line = absl::StrFormat("| %-34s | %-10.2f |", name, ours / 1e6);
+    if (compare) {
+      line += absl::StrFormat(
+          " %-10s | %-10s |", theirs.has_value() ? absl::StrFormat("%.2f", *theirs / 1e6) : "-",
+          theirs.value_or(0) > 0 ? absl::StrFormat("%.2f", static_cast<double>(ours) / *theirs)
+                                 : "-");
     }
     std::cout << line << "\n";
+  };
+  auto row = [&](const std::string& name, const benchmarks::CgroupMemory& ours,
+                 const benchmarks::CgroupMemory* other, std::function<int64_t(const benchmarks::CgroupMemory&)> get) {
+    print_row(name, get(ours), other != nullptr ? std::optional<int64_t>(get(*other)) : std::nullopt);
   };
   const std::pair<const char*, CgField> fields[] = {
       {"anon", &benchmarks::CgroupMemory::anon},
@@ -469,22 +473,13 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
     }
     return highest ? most : sum / static_cast<int64_t>(state.between_calls.size());
   };
+  // Named with how many readings there were of ours, so that a reading that failed shows.
   for (const bool highest : {false, true}) {
     std::optional<int64_t> ours = between(steady, highest);
     if (!ours.has_value()) continue;
-    std::string line = absl::StrFormat(
-        "| %-34s | %-10.2f |",
-        absl::StrCat("steady, between calls: ", highest ? "highest" : "mean"), *ours / 1e6);
-    if (compare) {
-      std::optional<int64_t> theirs = between(*other_steady, highest);
-      if (theirs.has_value() && *theirs > 0) {
-        line += absl::StrFormat(" %-10.2f | %-10.2f |", *theirs / 1e6,
-                                static_cast<double>(*ours) / *theirs);
-      } else {
-        line += absl::StrFormat(" %-10s | %-10s |", "-", "-");
-      }
-    }
-    std::cout << line << "\n";
+    print_row(absl::StrCat("steady, between calls: ", highest ? "highest of " : "mean of ",
+                           steady.between_calls.size()),
+              *ours, compare ? between(*other_steady, highest) : std::nullopt);
   }
   for (const auto& [state, ours, other] :
        {std::tuple{"steady, right after a call", *steady.cgroup,
