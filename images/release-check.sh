@@ -63,6 +63,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 2
 fi
 source test/install-deps.sh
+source test/util/run-containerd.sh
 ndr_install_deps skopeo containerd runc || exit 2
 
 work=$(mktemp -d /tmp/ndr-rc-XXXXXX)
@@ -407,6 +408,7 @@ fi
 started=$(now)
 run=/tmp/ndr-rc-run-$$
 mkdir -p "$run" "$work/containerd"
+ndr_run_containerd_note "$work/run-containerd.before"
 cat >"$work/containerd/config.toml" <<EOF
 version = 2
 root = "$work/containerd/root"
@@ -420,6 +422,8 @@ EOF
 containerd --config "$work/containerd/config.toml" >"$log/containerd.log" 2>&1 &
 pids+=($!)
 ctr=(ctr --address "$run/containerd.sock" -n ndr-release-check)
+# runc's state and the tasks' FIFOs in this run's directory, not under /run/containerd.
+ctr_run=("${ctr[@]}" run --runc-root "$run/runc" --fifo-dir "$run/fifo")
 up=false
 for _ in $(seq 1 100); do
   "${ctr[@]}" version >/dev/null 2>&1 && { up=true; break; }
@@ -433,16 +437,16 @@ else
     "${ctr[@]}" images pull --plain-http "$registry/ndr/$program:$tag" >"$log/pull-$program.log" 2>&1 ||
       node_problems+=("pulling $program: $(tail -n 2 "$log/pull-$program.log" | tr '\n' ' ')")
   done
-  got=$("${ctr[@]}" run --rm "$registry/ndr/csi-node-driver-registrar:$tag" rc-version \
+  got=$("${ctr_run[@]}" --rm "$registry/ndr/csi-node-driver-registrar:$tag" rc-version \
     /csi-node-driver-registrar --version 2>&1)
   [[ "$got" == "csi-node-driver-registrar $version"$'\n'"commit: "* ]] ||
     node_problems+=("--version in the container said: $got")
   mkdir -p "$run/csi" "$run/registration"
-  "${ctr[@]}" run -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
+  "${ctr_run[@]}" -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
     "$registry/ndr/sample-csi-driver:$tag" rc-driver /sample-csi-driver \
     --endpoint=unix:///csi/csi.sock --nodeid=release-check >"$log/run-driver.log" 2>&1 ||
     node_problems+=("running the driver: $(tail -n 2 "$log/run-driver.log" | tr '\n' ' ')")
-  "${ctr[@]}" run -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
+  "${ctr_run[@]}" -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
     --mount "type=bind,src=$run/registration,dst=/registration,options=rbind:rw" \
     "$registry/ndr/csi-node-driver-registrar:$tag" rc-registrar /csi-node-driver-registrar \
     --csi-address=/csi/csi.sock --kubelet-registration-path="$run/csi/csi.sock" \
@@ -464,6 +468,11 @@ else
   [ ! -e "$socket" ] || node_problems+=("the registrar left its socket after SIGTERM")
   "${ctr[@]}" images rm "$registry/ndr/csi-node-driver-registrar:$tag" "$registry/ndr/sample-csi-driver:$tag" >/dev/null 2>&1
 fi
+kill "${pids[-1]}" 2>/dev/null && wait "${pids[-1]}" 2>/dev/null
+ndr_run_containerd_restore "$work/run-containerd.before"
+ndr_run_containerd_note "$work/run-containerd.after"
+diff "$work/run-containerd.before" "$work/run-containerd.after" >/dev/null ||
+  node_problems+=("left behind under /run/containerd: $(comm -13 "$work/run-containerd.before" "$work/run-containerd.after" | tr '\n' ' ')")
 rm -rf "$run"
 if [ ${#node_problems[@]} -eq 0 ]; then
   row "containerd pulls and runs them as a node would" PASS $(($(now) - started)) \

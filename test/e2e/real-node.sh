@@ -84,6 +84,7 @@ RN_PROVISIONER_IMAGE=localhost/ndr/csi-provisioner:${PROVISIONER[1]}
 DRIVER=sample.csi.example.com
 
 source "$here/real-node/cluster.sh"
+source "$repo/test/util/run-containerd.sh"
 
 if $teardown_only; then
   rn_teardown
@@ -178,6 +179,7 @@ for s in "${RN_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$RN_WORK/sys
 # Every path under kubelet's directories that was there before: the teardown removes the rest.
 find /var/lib/kubelet /var/log/pods /var/log/containers 2>/dev/null >"$RN_WORK/paths.before"
 rn_host_snapshot "$RN_WORK/host.before"
+ndr_run_containerd_note "$RN_WORK/run-containerd.before"
 
 rn_log "building the registrar and sample-driver images, and kubeletclient"
 RN_TOOLS=$RN_WORK/tools

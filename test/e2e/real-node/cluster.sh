@@ -203,6 +203,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$RN_RUN/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$RN_WORK/cni/net.d"
@@ -306,6 +307,9 @@ rn_host_snapshot() {  # rn_host_snapshot FILE: what must be the same after the t
     for s in "${RN_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done
     echo "# paths"
     find /var/lib/kubelet /var/log/pods /var/log/containers "$RN_RUN" 2>/dev/null | sort
+    # containerd's shims and ctr use /run/containerd whatever their state directory
+    # (test/util/run-containerd.sh).
+    find /run/containerd 2>/dev/null | sort
   } >"$1" 2>/dev/null
 }
 
@@ -404,5 +408,6 @@ rn_teardown() {
     find /var/lib/kubelet /var/log/pods /var/log/containers -depth 2>/dev/null |
       grep -vxF -f "$RN_WORK/paths.before" | while read -r p; do rm -rf "$p"; done
   fi
+  ndr_run_containerd_restore "$RN_WORK/run-containerd.before"
   rm -rf "$RN_RUN"
 }
