@@ -35,9 +35,11 @@ bool WriteText(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-CgroupMemory ParseMemoryStat(bool v2, const std::string& stat, int64_t usage) {
+CgroupMemory ParseMemoryStat(bool v2, const std::string& stat, int64_t usage,
+                             int64_t kmem_usage) {
   CgroupMemory memory;
   memory.usage = usage;
+  if (!v2) memory.kernel = kmem_usage;
   for (absl::string_view line : absl::StrSplit(stat, '\n', absl::SkipEmpty())) {
     std::vector<absl::string_view> kv = absl::StrSplit(line, ' ');
     int64_t value;
@@ -47,6 +49,7 @@ CgroupMemory ParseMemoryStat(bool v2, const std::string& stat, int64_t usage) {
     if (key == (v2 ? "file" : "total_cache")) memory.file = value;
     if (key == (v2 ? "active_file" : "total_active_file")) memory.active_file = value;
     if (key == (v2 ? "inactive_file" : "total_inactive_file")) memory.inactive_file = value;
+    if (v2 && key == "kernel") memory.kernel = value;
   }
   return memory;
 }
@@ -107,7 +110,13 @@ absl::StatusOr<CgroupMemory> MemoryCgroup::Read() const {
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(usage_text), &usage)) {
     return absl::UnavailableError(absl::StrCat("unreadable usage in ", dir_));
   }
-  return ParseMemoryStat(v2_, stat, usage);
+  int64_t kmem = 0;
+  std::string kmem_text;
+  if (!v2_ && (!ReadText(dir_ + "/memory.kmem.usage_in_bytes", &kmem_text) ||
+               !absl::SimpleAtoi(absl::StripAsciiWhitespace(kmem_text), &kmem))) {
+    return absl::UnavailableError(absl::StrCat("unreadable memory.kmem.usage_in_bytes in ", dir_));
+  }
+  return ParseMemoryStat(v2_, stat, usage, kmem);
 }
 
 absl::StatusOr<std::string> FreshCopy(const std::string& binary, const std::string& dir) {

@@ -23,15 +23,27 @@ TEST(ParseMemoryStat, ReadsV2Fields) {
   EXPECT_EQ(m.active_file, 73728);
   EXPECT_EQ(m.inactive_file, 24457216);
   EXPECT_EQ(m.working_set(), 29061120 - 24457216);
+  EXPECT_EQ(m.kernel, 393216);
+  EXPECT_EQ(m.charged_ahead(), 29061120 - 4136960 - 24530944 - 393216);
 }
 
 TEST(ParseMemoryStat, ReadsV1HierarchicalTotals) {
-  CgroupMemory m = ParseMemoryStat(false, kV1Stat, 13590528);
+  CgroupMemory m = ParseMemoryStat(false, kV1Stat, 13590528, 262144);
   EXPECT_EQ(m.anon, 1032192);
   EXPECT_EQ(m.file, 12034048);
   EXPECT_EQ(m.active_file, 4096);
   EXPECT_EQ(m.inactive_file, 12029952);  // total_, not the cgroup's own line
   EXPECT_EQ(m.working_set(), 13590528 - 12029952);
+  EXPECT_EQ(m.kernel, 262144);
+  EXPECT_EQ(m.charged_ahead(), 13590528 - 1032192 - 12034048 - 262144);
+}
+
+TEST(ParseMemoryStat, V2TakesKernelMemoryFromTheStatNotTheArgument) {
+  EXPECT_EQ(ParseMemoryStat(true, kV2Stat, 29061120, 999).kernel, 393216);
+}
+
+TEST(ParseMemoryStat, NothingChargedAheadWhenUsageIsAllAccountedFor) {
+  EXPECT_EQ(ParseMemoryStat(false, kV1Stat, 1032192 + 12034048, 4096).charged_ahead(), 0);
 }
 
 TEST(ParseMemoryStat, AWorkingSetIsNeverNegative) {

@@ -307,7 +307,7 @@ struct SteadyState {
   std::optional<benchmarks::CgroupMemory> cgroup;  // at the end of the traffic, right after a call
   // The working set halfway between two calls, once a second over the traffic's last ten
   // seconds: cAdvisor reads a container's memory on its own clock, not right after a call.
-  std::vector<int64_t> between_calls;
+  std::vector<benchmarks::CgroupMemory> between_calls;
   bool healthy = true;  // every /healthz answered 200
 };
 
@@ -341,7 +341,7 @@ std::optional<SteadyState> MeasureSteadyState(const std::string& registrar, cons
     absl::SleepFor(absl::Milliseconds(500));
     if (placement.cgroup != nullptr && second > FLAGS_steady_seconds - 10) {
       absl::StatusOr<benchmarks::CgroupMemory> now = placement.cgroup->Read();
-      if (now.ok()) state.between_calls.push_back(now->working_set());
+      if (now.ok()) state.between_calls.push_back(*now);
     }
     absl::SleepFor(absl::Milliseconds(500));
     state.healthy = Healthz(port) && state.healthy;
@@ -429,21 +429,24 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
             << (cgroup_v2.value_or(false) ? "v2" : "v1")
             << "), started from a fresh copy of its binary (its page cache dropped, so that the "
                "pages it faults in are charged there); working set = usage - inactive file, as "
-               "cAdvisor and kubelet compute it. Steady: "
+               "cAdvisor and kubelet compute it; charged ahead = usage - anon - file - kernel, pages "
+               "the kernel charged in per-CPU batches and not yet used, which it hands back when "
+               "other cgroups charge on those CPUs. Steady: "
             << FLAGS_steady_seconds
             << " s of traffic (/healthz every second, a registration every 10 s), read halfway "
                "between two calls once a second over its last 10 s (mean and highest: cAdvisor "
                "reads on its own clock), and right after its last call; idle: after "
             << FLAGS_idle_seconds << " s idle.\n\n";
-  std::cout << absl::StrFormat("| %-34s | %-10s |%s\n", "MB", "ours",
+  std::cout << absl::StrFormat("| %-56s | %-10s |%s\n", "MB", "ours",
                                compare ? " other      | ours/other |" : "");
-  std::cout << absl::StrFormat("|%s|%s|%s\n", std::string(36, '-'), std::string(12, '-'),
+  std::cout << absl::StrFormat("|%s|%s|%s\n", std::string(58, '-'), std::string(12, '-'),
                                compare ? std::string(12, '-') + "|" + std::string(12, '-') + "|"
                                        : "");
-  using CgField = int64_t benchmarks::CgroupMemory::*;
+  using Memory = benchmarks::CgroupMemory;
+  using Get = std::function<int64_t(const Memory&)>;
   // One line: ours, and with a comparison the other's and the ratio ("-" where it has none).
   auto print_row = [&](const std::string& name, int64_t ours, std::optional<int64_t> theirs) {
-    std::string line = absl::StrFormat("| %-34s | %-10.2f |", name, ours / 1e6);
+    std::string line = absl::StrFormat("| %-56s | %-10.2f |", name, ours / 1e6);
     if (compare) {
       line += absl::StrFormat(
           " %-10s | %-10s |", theirs.has_value() ? absl::StrFormat("%.2f", *theirs / 1e6) : "-",
@@ -452,45 +455,52 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
     }
     std::cout << line << "\n";
   };
-  auto row = [&](const std::string& name, const benchmarks::CgroupMemory& ours,
-                 const benchmarks::CgroupMemory* other, std::function<int64_t(const benchmarks::CgroupMemory&)> get) {
-    print_row(name, get(ours), other != nullptr ? std::optional<int64_t>(get(*other)) : std::nullopt);
-  };
-  const std::pair<const char*, CgField> fields[] = {
-      {"anon", &benchmarks::CgroupMemory::anon},
-      {"file (page cache)", &benchmarks::CgroupMemory::file},
-      {"  of which active", &benchmarks::CgroupMemory::active_file},
-      {"  of which inactive", &benchmarks::CgroupMemory::inactive_file},
-      {"usage", &benchmarks::CgroupMemory::usage},
+  const Get working_set = [](const Memory& m) { return m.working_set(); };
+  // What the processes hold: the working set less the pages charged ahead, which the kernel
+  // hands back as soon as other cgroups charge on those CPUs.
+  const Get held = [](const Memory& m) { return m.working_set() - m.charged_ahead(); };
+  const std::pair<const char*, Get> fields[] = {
+      {"working set less charged ahead", held},
+      {"anon", [](const Memory& m) { return m.anon; }},
+      {"kernel", [](const Memory& m) { return m.kernel; }},
+      {"file (page cache)", [](const Memory& m) { return m.file; }},
+      {"  of which active", [](const Memory& m) { return m.active_file; }},
+      {"  of which inactive", [](const Memory& m) { return m.inactive_file; }},
+      {"charged ahead (per-CPU batches)", [](const Memory& m) { return m.charged_ahead(); }},
+      {"usage", [](const Memory& m) { return m.usage; }},
   };
   // Steady state between calls: the mean and the highest of the readings halfway between two.
-  auto between = [](const SteadyState& state, bool highest) -> std::optional<int64_t> {
+  auto between = [](const SteadyState& state, const Get& get,
+                    bool highest) -> std::optional<int64_t> {
     if (state.between_calls.empty()) return std::nullopt;
     int64_t sum = 0, most = 0;
-    for (int64_t ws : state.between_calls) {
-      sum += ws;
-      most = std::max(most, ws);
+    for (const Memory& reading : state.between_calls) {
+      sum += get(reading);
+      most = std::max(most, get(reading));
     }
     return highest ? most : sum / static_cast<int64_t>(state.between_calls.size());
   };
   // Named with how many readings there were of ours, so that a reading that failed shows.
-  for (const bool highest : {false, true}) {
-    std::optional<int64_t> ours = between(steady, highest);
-    if (!ours.has_value()) continue;
-    print_row(absl::StrCat("steady, between calls: ", highest ? "highest of " : "mean of ",
-                           steady.between_calls.size()),
-              *ours, compare ? between(*other_steady, highest) : std::nullopt);
+  for (const auto& [what, get] : {std::pair<const char*, Get>{"", working_set},
+                                  std::pair<const char*, Get>{", less charged ahead", held}}) {
+    for (const bool highest : {false, true}) {
+      std::optional<int64_t> ours = between(steady, get, highest);
+      if (!ours.has_value()) continue;
+      print_row(absl::StrCat("steady, between calls", what, ": ",
+                             highest ? "highest of " : "mean of ", steady.between_calls.size()),
+                *ours, compare ? between(*other_steady, get, highest) : std::nullopt);
+    }
   }
   for (const auto& [state, ours, other] :
        {std::tuple{"steady, right after a call", *steady.cgroup,
-                   compare ? &*other_steady->cgroup : static_cast<const benchmarks::CgroupMemory*>(nullptr)},
+                   compare ? &*other_steady->cgroup : static_cast<const Memory*>(nullptr)},
         std::tuple{"idle", *idle.cgroup,
-                   compare ? &*other_idle->cgroup : static_cast<const benchmarks::CgroupMemory*>(nullptr)}}) {
-    row(absl::StrCat(state, ": working set"), ours, other,
-        [](const benchmarks::CgroupMemory& m) { return m.working_set(); });
-    for (const auto& [name, field] : fields) {
-      row(absl::StrCat("  ", name), ours, other,
-          [field = field](const benchmarks::CgroupMemory& m) { return m.*field; });
+                   compare ? &*other_idle->cgroup : static_cast<const Memory*>(nullptr)}}) {
+    print_row(absl::StrCat(state, ": working set"), ours.working_set(),
+              other != nullptr ? std::optional<int64_t>(other->working_set()) : std::nullopt);
+    for (const auto& [name, get] : fields) {
+      print_row(absl::StrCat("  ", name), get(ours),
+                other != nullptr ? std::optional<int64_t>(get(*other)) : std::nullopt);
     }
   }
   std::cout << "\n";
