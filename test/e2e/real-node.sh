@@ -8,7 +8,8 @@
 # Go module proxy (or --kube-bin-dir).
 #
 #   bash test/e2e/real-node.sh [--kube-version=v1.37.2] [--kube-bin-dir=DIR] [--cache-dir=DIR]
-#                              [--source-dir=DIR] [--record=DIR] [--no-e2e] [--keep]
+#                              [--source-dir=DIR] [--record=DIR] [--e2e=SET] [--e2e-limit=N]
+#                              [--e2e-rerun=WHICH] [--no-e2e] [--keep]
 #
 # --kube-version   the Kubernetes release to build and run (v1.26.15 ... v1.37.x; default v1.37.2)
 # --kube-bin-dir   take kubelet, kube-apiserver, kube-controller-manager, kube-scheduler,
@@ -23,8 +24,17 @@
 # --record         where to keep the sample driver's record of the real kubelet's requests, the
 #                  pods and objects of checks 2 and 3, kubeletclient's predictions for them and
 #                  the comparison (default /tmp/ndr-rn/record, which the next run replaces)
-# --no-e2e         leave out check 5 (Kubernetes' e2e.test, the longest to build and run): it
-#                  is then reported as SKIP, which a complete run never is
+# --e2e            which of Kubernetes' CSI mock e2e tests check 5 runs, with ours and with the
+#                  Go registrar: basic (default: pod info on mount, inline volumes, tokens; about
+#                  15 minutes), full (every test one node can run: about 84 at v1.37, hours),
+#                  volume-health (the CSIVolumeHealth tests, with that feature gate on), none.
+#                  full and volume-health keep each test's outcome per registrar under
+#                  CACHE_DIR/e2e/VERSION/SET/ and run only what is missing: run again to go on
+# --e2e-limit      with --e2e=full or volume-health, run at most N tests (with each registrar)
+# --e2e-rerun      with --e2e=full or volume-health, run again: failed (not PASS with either),
+#                  differ (not the same with both), or the tests whose names match a regex
+# --no-e2e         the same as --e2e=none: check 5 is reported as SKIP, which a complete run
+#                  never is
 # --keep           leave the node running after the checks (for a look around); teardown with
 #                  `bash test/e2e/real-node.sh --teardown`
 set -uo pipefail
@@ -40,7 +50,9 @@ RN_RECORD_DIR=
 # The Go registrar of check 5's side-by-side run: the release this project stands in for.
 RN_GO_REGISTRAR_TAG=v2.17.0
 keep=false
-run_e2e=true
+E2E_SET=basic
+E2E_LIMIT=0
+E2E_RERUN=
 teardown_only=false
 for arg in "$@"; do
   case $arg in
@@ -50,7 +62,10 @@ for arg in "$@"; do
     --source-dir=*) RN_SOURCE=${arg#*=} ;;
     --record=*) RN_RECORD_DIR=${arg#*=} ;;
     --keep) keep=true ;;
-    --no-e2e) run_e2e=false ;;
+    --no-e2e) E2E_SET=none ;;
+    --e2e=*) E2E_SET=${arg#*=} ;;
+    --e2e-limit=*) E2E_LIMIT=${arg#*=} ;;
+    --e2e-rerun=*) E2E_RERUN=${arg#*=} ;;
     --teardown) teardown_only=true ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real-node.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
@@ -60,6 +75,21 @@ if [[ -n $RN_RECORD_DIR && $RN_RECORD_DIR != /* ]]; then
   echo "real-node.sh: --record=$RN_RECORD_DIR: give an absolute directory" >&2
   exit 2
 fi
+case $E2E_SET in
+  basic | full | volume-health | none) ;;
+  *) echo "real-node.sh: --e2e=$E2E_SET: give basic, full, volume-health or none" >&2; exit 2 ;;
+esac
+if [[ ! $E2E_LIMIT =~ ^[0-9]+$ ]]; then
+  echo "real-node.sh: --e2e-limit=$E2E_LIMIT: give a number of tests (0: all)" >&2
+  exit 2
+fi
+if [[ ( $E2E_LIMIT != 0 || -n $E2E_RERUN ) && $E2E_SET != full && $E2E_SET != volume-health ]]; then
+  echo "real-node.sh: --e2e-limit and --e2e-rerun go with --e2e=full or --e2e=volume-health" >&2
+  exit 2
+fi
+# The volume-health tests need the feature on in the API server and kubelet.
+RN_FEATURE_GATES=
+[[ $E2E_SET == volume-health ]] && RN_FEATURE_GATES=CSIVolumeHealth=true
 if [[ ! $RN_KUBE_VERSION =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || ((BASH_REMATCH[1] < 26)); then
   echo "real-node.sh: --kube-version=$RN_KUBE_VERSION: give a release v1.26.0 or newer, such as v1.37.2" >&2
   exit 2
@@ -273,11 +303,11 @@ else
     result FAIL $c "not run: the driver never registered"
   done
 fi
-if ! $run_e2e; then
-  result SKIP kubernetes-e2e "not asked for (--no-e2e)"
+if [[ $E2E_SET == none ]]; then
+  result SKIP kubernetes-e2e "not asked for (--e2e=none)"
 elif [[ ${results[0]} == PASS* ]]; then
   if prepare_e2e 2> >(tee "$RN_WORK/logs/e2e-prepare.log" >&2) >/dev/null; then
-    check_kubernetes_e2e
+    if [[ $E2E_SET == basic ]]; then check_kubernetes_e2e; else check_kubernetes_e2e_suite; fi
   else
     result FAIL kubernetes-e2e "could not prepare it: $(tail -1 "$RN_WORK/logs/e2e-prepare.log")"
   fi

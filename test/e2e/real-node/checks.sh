@@ -505,13 +505,24 @@ EOF2
 # is v1.27's and later, the second v1.26's.
 E2E_FOCUS='CSI Mock (workload info|volume service account token)|CSI mock volume (CSI workload information using mock driver|CSIServiceAccountToken)'
 
+# --e2e=full: every test of the release's CSI mock suite that one node without SELinux,
+# snapshots or a cloud can run (v1.27 and later: test/e2e/storage/csimock/; v1.26:
+# csi_mock_volume.go, "CSI mock volume"). --e2e=volume-health: the tests of the CSIVolumeHealth
+# feature (csi_node_volume_health.go), with the gate on (real-node.sh sets it).
+E2E_SKIP='\[Serial\]|\[Disruptive\]|\[Feature:'
+E2E_FULL_FOCUS='\[sig-storage\] (CSI Mock|CSI mock volume|MutableCSINodeAllocatableCount)'
+E2E_HEALTH_FOCUS='\[sig-storage\] CSI Mock.*\[Feature:CSIVolumeHealth\]'
+E2E_HEALTH_SKIP='\[Serial\]|\[Disruptive\]'
+
 # One run of e2e.test against this node with the registrar image REGISTRAR_IMAGE standing in for
 # registry.k8s.io/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG (the mock driver's
 # manifests name that image; the e2e framework's own registry override, KUBE_TEST_REPO_LIST, moves every
 # registry.k8s.io image to localhost/ndr/..., where this script imported its own builds).
-# Writes RN_WORK/e2e-LABEL.xml (JUnit) and prints "passed failed skipped seconds".
+# Writes RN_WORK/e2e-LABEL/junit.xml and report.json (Ginkgo's JSON report) and prints "passed
+# failed skipped seconds". FOCUS and SKIP default to check 5's.
 run_e2e() {
   local label=$1 registrar_image=$2 report=$RN_WORK/e2e-$1
+  local focus=${3:-$E2E_FOCUS} skip=${4:-$E2E_SKIP}
   rn_ctr images tag --force "$registrar_image" \
     "localhost/ndr/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG" >/dev/null || return 1
   mkdir -p "$report"
@@ -521,10 +532,13 @@ promoterE2eRegistry: localhost/ndr/e2e-test-images
 gcRegistry: localhost/ndr/gc
 EOF2
   local start=$SECONDS
+  rm -f "$report/junit.xml" "$report/report.json"
+  # The suite's own timeout is an hour by default; a chunk of the whole suite takes longer.
   KUBE_TEST_REPO_LIST=$RN_WORK/repo-list.yaml "$RN_BIN/e2e.test" \
     --kubeconfig="$RN_WORK/admin.kubeconfig" --provider=skeleton \
-    --ginkgo.focus="$E2E_FOCUS" --ginkgo.skip='\[Serial\]|\[Disruptive\]|\[Feature:' \
-    --ginkgo.no-color --ginkgo.junit-report="$report/junit.xml" --report-dir="$report" \
+    --ginkgo.focus="$focus" --ginkgo.skip="$skip" --ginkgo.timeout=24h \
+    --ginkgo.no-color --ginkgo.junit-report="$report/junit.xml" \
+    --ginkgo.json-report="$report/report.json" --report-dir="$report" \
     >"$RN_WORK/logs/e2e-$label.log" 2>&1
   python3 - "$report/junit.xml" "$((SECONDS - start))" <<'EOF2'
 import sys, xml.etree.ElementTree as ET
@@ -582,5 +596,81 @@ check_kubernetes_e2e() {
     result FAIL $name "ours: $op passed, 0 failed in ${osec}s; the side-by-side run with the Go registrar $RN_GO_REGISTRAR_TAG did not run (give --source-dir with a node-driver-registrar clone)"
   else
     result FAIL $name "ours: $op passed, $of failed, $os_ skipped (failures in $RN_WORK/e2e-ours.txt, log $RN_WORK/logs/e2e-ours.log)"
+  fi
+}
+
+# --- 5, --e2e=full or --e2e=volume-health: the whole suite, resumable ---------------------------
+
+# Runs what is still missing of the set (E2E_SET: full or volume-health) with ours and with the Go
+# registrar, at most E2E_LIMIT tests (0: all), or again what E2E_RERUN asks (failed, differ or a
+# regex on the name); keeps each test's outcome per registrar in RN_CACHE/e2e/VERSION/SET/ (a
+# rerun of real-node.sh goes on from there), and judges the table of all of them: PASS once
+# every test has an outcome with both and they are the same, FAIL where they differ, SKIP while
+# tests are left to run.
+check_kubernetes_e2e_suite() {
+  local name=kubernetes-e2e store=$RN_CACHE/e2e/$RN_KUBE_VERSION/$E2E_SET suite focus skip
+  suite="python3 $here/real-node/e2e_suite.py"
+  if [[ $E2E_SET == volume-health ]]; then
+    focus=$E2E_HEALTH_FOCUS skip=$E2E_HEALTH_SKIP
+  else
+    focus=$E2E_FULL_FOCUS skip=$E2E_SKIP
+  fi
+  if [[ ! -x $RN_BIN/e2e.test ]]; then
+    result FAIL $name "no e2e.test in $RN_BIN"
+    return
+  fi
+  if [[ -z ${RN_GO_REGISTRAR_IMAGE:-} ]]; then
+    result FAIL $name "--e2e=$E2E_SET compares ours with the Go registrar $RN_GO_REGISTRAR_TAG test by test: give --source-dir with a node-driver-registrar clone"
+    return
+  fi
+  mkdir -p "$store"
+  # The tests: what the release's e2e.test would run of the set (a dry run runs nothing).
+  KUBE_TEST_REPO_LIST=$RN_WORK/repo-list.yaml "$RN_BIN/e2e.test" \
+    --kubeconfig="$RN_WORK/admin.kubeconfig" --provider=skeleton --ginkgo.dry-run \
+    --ginkgo.focus="$focus" --ginkgo.skip="$skip" --ginkgo.no-color \
+    --ginkgo.json-report="$RN_WORK/e2e-dry-run.json" >"$RN_WORK/logs/e2e-dry-run.log" 2>&1
+  if ! $suite list "$RN_WORK/e2e-dry-run.json" >"$store/tests.txt" || [[ ! -s $store/tests.txt ]]; then
+    result FAIL $name "e2e.test's dry run listed no tests for '$focus' (log: $RN_WORK/logs/e2e-dry-run.log)"
+    return
+  fi
+  $suite plan "$store/tests.txt" "$store/ours.tsv" "$store/go.tsv" --limit="$E2E_LIMIT" \
+    ${E2E_RERUN:+--rerun="$E2E_RERUN"} >"$RN_WORK/e2e-plan.txt" || {
+    result FAIL $name "could not plan the run (--e2e-rerun=$E2E_RERUN?)"
+    return
+  }
+  local planned commit
+  planned=$(wc -l <"$RN_WORK/e2e-plan.txt")
+  commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null)$(git -C "$repo" diff --quiet HEAD 2>/dev/null || echo -dirty)
+  if ((planned > 0)); then
+    rn_log "e2e --e2e=$E2E_SET: $planned of $(wc -l <"$store/tests.txt") tests, with ours, then with the Go registrar $RN_GO_REGISTRAR_TAG"
+    local label image tag
+    for label in ours go; do
+      # Each row says which registrar gave it: our commit, or the Go registrar's tag.
+      if [[ $label == ours ]]; then
+        image=$RN_REGISTRAR_IMAGE tag=$commit
+      else
+        image=$RN_GO_REGISTRAR_IMAGE tag=$RN_GO_REGISTRAR_TAG
+      fi
+      run_e2e "$label" "$image" "$($suite focus "$RN_WORK/e2e-plan.txt")" "$skip" >/dev/null
+      if [[ -f $RN_WORK/e2e-$label/report.json ]]; then
+        rn_log "e2e with $label: $($suite record "$RN_WORK/e2e-$label/report.json" "$store/$label.tsv" "$tag") outcomes recorded"
+      else
+        rn_log "e2e with $label wrote no report (log: $RN_WORK/logs/e2e-$label.log)"
+      fi
+    done
+  fi
+  $suite table "$store/tests.txt" "$store/ours.tsv" "$store/go.tsv" >"$store/table.md" || {
+    result FAIL $name "could not read the outcomes in $store"
+    return
+  }
+  local total both same differ missing
+  read -r total both same differ missing < <(sed -n 's/^SUMMARY total=\([0-9]*\) both=\([0-9]*\) same=\([0-9]*\) differ=\([0-9]*\) missing=\([0-9]*\)$/\1 \2 \3 \4 \5/p' "$store/table.md")
+  local said="--e2e=$E2E_SET, $RN_KUBE_VERSION: $total tests; with both registrars $both, the same outcome $same, different $differ, not yet run with both $missing (this run: $planned); table: $store/table.md"
+  if ((differ > 0)); then
+    result FAIL $name "$said; different: $(grep -F '| **no** |' "$store/table.md" | cut -d'|' -f2 | tr '\n' ';')"
+  elif ((missing > 0)); then
+    result SKIP $name "$said; run again to go on"
+  else
+    result PASS $name "$said"
   fi
 }

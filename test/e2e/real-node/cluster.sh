@@ -140,7 +140,8 @@ rn_start_apiserver() {
     --service-account-issuer=https://kubernetes.default.svc \
     --service-cluster-ip-range=10.96.0.0/24 \
     --authorization-mode=Node,RBAC --allow-privileged=true \
-    --kubelet-preferred-address-types=InternalIP
+    --kubelet-preferred-address-types=InternalIP \
+    ${RN_FEATURE_GATES:+--feature-gates="$RN_FEATURE_GATES"}
   rn_wait_for kube-apiserver 180 "$RN_WORK/logs/kube-apiserver.log" rn_curl_api /readyz
 }
 
@@ -152,7 +153,8 @@ rn_start_controller_manager() {
     --authorization-kubeconfig="$RN_WORK/kube-controller-manager.kubeconfig" \
     --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
     --leader-elect=false --bind-address=127.0.0.1 --secure-port="$RN_KCM_PORT" \
-    --use-service-account-credentials=true
+    --use-service-account-credentials=true \
+    ${RN_FEATURE_GATES:+--feature-gates="$RN_FEATURE_GATES"}
   rn_wait_for kube-controller-manager 120 "$RN_WORK/logs/kube-controller-manager.log" \
     curl -skf "https://127.0.0.1:$RN_KCM_PORT/healthz"
 }
@@ -248,7 +250,8 @@ EOF
   ((minor < 27)) && extra+=(--container-runtime-endpoint="unix://$RN_RUN/containerd.sock")
   rn_start kubelet "$RN_BIN/kubelet" --config="$RN_WORK/kubelet-config.yaml" \
     --kubeconfig="$RN_WORK/kubelet.kubeconfig" --hostname-override="$RN_NODE" \
-    --node-ip="$RN_NODE_IP" --v=2 "${extra[@]}"
+    --node-ip="$RN_NODE_IP" --v=2 ${RN_FEATURE_GATES:+--feature-gates="$RN_FEATURE_GATES"} \
+    "${extra[@]}"
   rn_wait_for kubelet 120 "$RN_WORK/logs/kubelet.log" curl -sf http://127.0.0.1:10248/healthz
   rn_wait_for "node $RN_NODE Ready" 180 "$RN_WORK/logs/kubelet.log" rn_node_ready
 }

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Bookkeeping for running a release's whole CSI mock e2e suite in chunks (real-node.sh --e2e=full).
+
+The suite takes hours with each registrar, more than one sitting holds, so each test's outcome
+with each registrar is kept in a store (a TSV file per registrar in the cache directory), and a
+run does only what is missing or asked again. e2e.test writes Ginkgo v2 JSON reports
+(--ginkgo.json-report): a list of suite reports, each with SpecReports whose
+ContainerHierarchyTexts and LeafNodeText make a test's name, State its outcome and RunTime
+(nanoseconds) its duration.
+
+  e2e_suite.py list REPORT                    names a dry run (--ginkgo.dry-run) would run
+  e2e_suite.py record REPORT STORE COMMIT     adds a run's outcomes to STORE (one row per test)
+  e2e_suite.py plan NAMES OURS GO [--rerun=REGEX] [--limit=N]
+                                              names still to run: missing in either store, or
+                                              matching REGEX (a regex on the name, or 'failed':
+                                              any not PASS in either, or 'differ')
+  e2e_suite.py focus NAMES                    a --ginkgo.focus that runs exactly those tests
+  e2e_suite.py table NAMES OURS GO            Markdown table per test, then one summary line:
+                                              "SUMMARY total=N both=N same=N differ=N missing=N"
+
+NAMES is a file with one test name per line. Nothing here runs e2e.test.
+"""
+
+import json
+import os
+import re
+import sys
+import time
+
+# Ginkgo's states, as this project reports them.
+OUTCOMES = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "panicked": "FAIL",
+    "timedout": "FAIL",
+    "interrupted": "INTERRUPTED",
+    "aborted": "INTERRUPTED",
+    "skipped": "SKIP",
+    "pending": "SKIP",
+}
+
+# Characters with a meaning in Go's RE2 syntax; every other character stands for itself.
+_RE2_SPECIAL = set("\\.+*?()|[]{}^$")
+
+
+def spec_name(spec):
+    texts = [t for t in spec.get("ContainerHierarchyTexts") or [] if t]
+    if spec.get("LeafNodeText"):
+        texts.append(spec["LeafNodeText"])
+    return " ".join(texts)
+
+
+def specs(report_path):
+    """The It specs of a JSON report: (name, outcome, seconds, failure message)."""
+    with open(report_path) as f:
+        suites = json.load(f)
+    if isinstance(suites, dict):
+        suites = [suites]
+    out = []
+    for suite in suites:
+        for spec in suite.get("SpecReports") or []:
+            if spec.get("LeafNodeType") != "It":
+                continue  # BeforeSuite and the like
+            state = spec.get("State", "")
+            outcome = OUTCOMES.get(state)
+            if outcome is None:
+                raise ValueError(f"{report_path}: unknown state {state!r} of {spec_name(spec)!r}")
+            failure = (spec.get("Failure") or {}).get("Message", "")
+            out.append((spec_name(spec), outcome, spec.get("RunTime", 0) / 1e9, failure))
+    return out
+
+
+def clean(text):
+    """One line without tabs: store rows are tab-separated lines."""
+    return " ".join(text.split())
+
+
+def read_store(path):
+    """name -> dict(outcome, seconds, date, commit, message); a missing store is empty."""
+    rows = {}
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) != 6:
+                    raise ValueError(f"{path}:{number}: expected 6 tab-separated fields")
+                name, outcome, seconds, date, commit, message = fields
+                rows[name] = dict(outcome=outcome, seconds=float(seconds), date=date,
+                                  commit=commit, message=message)
+    except FileNotFoundError:
+        pass
+    return rows
+
+
+def write_store(path, rows):
+    with open(path + ".new", "w") as f:
+        for name in sorted(rows):
+            r = rows[name]
+            f.write("\t".join([name, r["outcome"], "%.0f" % r["seconds"], r["date"], r["commit"],
+                               clean(r["message"])[:300]]) + "\n")
+    os.replace(path + ".new", path)
+
+
+def record(report_path, store_path, commit, now=None):
+    """Adds a run's outcomes and returns how many. A spec that was skipped or interrupted has no
+    outcome and changes nothing."""
+    rows = read_store(store_path)
+    date = now or time.strftime("%Y-%m-%d", time.gmtime())
+    count = 0
+    for name, outcome, seconds, message in specs(report_path):
+        if outcome in ("SKIP", "INTERRUPTED"):
+            continue  # not selected, or stopped before it had an outcome: still to run
+        rows[clean(name)] = dict(outcome=outcome, seconds=seconds, date=date, commit=commit,
+                                 message=message)
+        count += 1
+    write_store(store_path, rows)
+    return count
+
+
+def read_names(path):
+    with open(path) as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+def plan(names, ours, go, rerun=None, limit=0):
+    picked = []
+    for name in names:
+        a, b = ours.get(name), go.get(name)
+        if a is None or b is None:
+            picked.append(name)
+        elif rerun == "failed":
+            if a["outcome"] != "PASS" or b["outcome"] != "PASS":
+                picked.append(name)
+        elif rerun == "differ":
+            if a["outcome"] != b["outcome"]:
+                picked.append(name)
+        elif rerun and re.search(rerun, name):
+            picked.append(name)
+    return picked[:limit] if limit > 0 else picked
+
+
+def focus(names):
+    """Ginkgo v2 matches a focus against the suite's description, a space and the spec's text
+    (internal/focus.go), so each name is anchored at its end and after a space."""
+    if not names:
+        raise ValueError("no test names to focus on")
+    escaped = ["".join("\\" + c if c in _RE2_SPECIAL else c for c in n) for n in names]
+    return "(?:^| )(?:" + "|".join(escaped) + ")$"
+
+
+def table(names, ours, go):
+    lines = ["| test | our registrar | Go registrar | same |", "|---|---|---|---|"]
+    both = same = differ = missing = 0
+
+    def cell(row):
+        if row is None:
+            return "not run yet"
+        return f"{row['outcome']}, {row['seconds']:.0f} s"
+
+    for name in names:
+        a, b = ours.get(name), go.get(name)
+        if a is None or b is None:
+            missing += 1
+            verdict = ""
+        else:
+            both += 1
+            if a["outcome"] == b["outcome"]:
+                same += 1
+                verdict = "yes"
+            else:
+                differ += 1
+                verdict = "**no**"
+        lines.append(f"| {name} | {cell(a)} | {cell(b)} | {verdict} |")
+    lines.append(f"SUMMARY total={len(names)} both={both} same={same} differ={differ} "
+                 f"missing={missing}")
+    return "\n".join(lines)
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, args = argv[1], argv[2:]
+    options = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+    args = [a for a in args if not a.startswith("--")]
+    try:
+        if command == "list" and len(args) == 1:
+            for name, outcome, _, _ in specs(args[0]):
+                # A dry run reports the specs it would run as passed, the rest as skipped.
+                if outcome != "SKIP":
+                    print(clean(name))
+        elif command == "record" and len(args) == 3:
+            print(record(args[0], args[1], args[2]))
+        elif command == "plan" and len(args) == 3:
+            rerun = options.get("rerun")
+            if rerun not in (None, "failed", "differ"):
+                re.compile(rerun)
+            for name in plan(read_names(args[0]), read_store(args[1]), read_store(args[2]),
+                             rerun, int(options.get("limit", "0"))):
+                print(name)
+        elif command == "focus" and len(args) == 1:
+            print(focus(read_names(args[0])))
+        elif command == "table" and len(args) == 3:
+            print(table(read_names(args[0]), read_store(args[1]), read_store(args[2])))
+        else:
+            print(__doc__, file=sys.stderr)
+            return 2
+    except (OSError, ValueError, re.error, json.JSONDecodeError) as e:
+        print(f"e2e_suite.py {command}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
