@@ -511,8 +511,17 @@ E2E_FOCUS='CSI Mock (workload info|volume service account token)|CSI mock volume
 # feature (csi_node_volume_health.go), with the gate on (real-node.sh sets it).
 E2E_SKIP='\[Serial\]|\[Disruptive\]|\[Feature:'
 E2E_FULL_FOCUS='\[sig-storage\] (CSI Mock|CSI mock volume|MutableCSINodeAllocatableCount)'
-E2E_HEALTH_FOCUS='\[sig-storage\] CSI Mock.*\[Feature:CSIVolumeHealth\]'
+E2E_HEALTH_FOCUS='\[sig-storage\] CSI Mock Node Volume Health \[FeatureGate:CSIVolumeHealth\]'
 E2E_HEALTH_SKIP='\[Serial\]|\[Disruptive\]'
+
+# The e2e framework's registry override (KUBE_TEST_REPO_LIST), which e2e.test reads as it starts.
+e2e_repo_list() {
+  cat >"$RN_WORK/repo-list.yaml" <<EOF2
+sigStorageRegistry: localhost/ndr/sig-storage
+promoterE2eRegistry: localhost/ndr/e2e-test-images
+gcRegistry: localhost/ndr/gc
+EOF2
+}
 
 # One run of e2e.test against this node with the registrar image REGISTRAR_IMAGE standing in for
 # registry.k8s.io/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG (the mock driver's
@@ -526,11 +535,7 @@ run_e2e() {
   rn_ctr images tag --force "$registrar_image" \
     "localhost/ndr/sig-storage/csi-node-driver-registrar:$RN_REGISTRAR_TAG" >/dev/null || return 1
   mkdir -p "$report"
-  cat >"$RN_WORK/repo-list.yaml" <<EOF2
-sigStorageRegistry: localhost/ndr/sig-storage
-promoterE2eRegistry: localhost/ndr/e2e-test-images
-gcRegistry: localhost/ndr/gc
-EOF2
+  e2e_repo_list
   local start=$SECONDS
   rm -f "$report/junit.xml" "$report/report.json"
   # The suite's own timeout is an hour by default; a chunk of the whole suite takes longer.
@@ -624,6 +629,7 @@ check_kubernetes_e2e_suite() {
     return
   fi
   mkdir -p "$store"
+  e2e_repo_list
   # The tests: what the release's e2e.test would run of the set (a dry run runs nothing).
   KUBE_TEST_REPO_LIST=$RN_WORK/repo-list.yaml "$RN_BIN/e2e.test" \
     --kubeconfig="$RN_WORK/admin.kubeconfig" --provider=skeleton --ginkgo.dry-run \

@@ -8,7 +8,7 @@ run does only what is missing or asked again. e2e.test writes Ginkgo v2 JSON rep
 ContainerHierarchyTexts and LeafNodeText make a test's name, State its outcome and RunTime
 (nanoseconds) its duration.
 
-  e2e_suite.py list REPORT                    names a dry run (--ginkgo.dry-run) would run
+  e2e_suite.py list REPORT                    names a dry run (--ginkgo.dry-run) would run, sorted
   e2e_suite.py record REPORT STORE COMMIT     adds a run's outcomes to STORE (one row per test)
   e2e_suite.py plan NAMES OURS GO [--rerun=REGEX] [--limit=N]
                                               names still to run: missing in either store, or
@@ -140,8 +140,10 @@ def plan(names, ours, go, rerun=None, limit=0):
 
 
 def focus(names):
-    """Ginkgo v2 matches a focus against the suite's description, a space and the spec's text
-    (internal/focus.go), so each name is anchored at its end and after a space."""
+    """Ginkgo v2 matches a focus against the suite's description, a space and the spec's text,
+    its nodes' texts joined by spaces (ApplyFocusToSpecs in internal/focus.go and Spec.Text in
+    internal/spec.go, v2.32.0, which e2e.test v1.37.2 links), so each name is anchored at its end
+    and after a space."""
     if not names:
         raise ValueError("no test names to focus on")
     escaped = ["".join("\\" + c if c in _RE2_SPECIAL else c for c in n) for n in names]
@@ -185,10 +187,10 @@ def main(argv):
     args = [a for a in args if not a.startswith("--")]
     try:
         if command == "list" and len(args) == 1:
-            for name, outcome, _, _ in specs(args[0]):
-                # A dry run reports the specs it would run as passed, the rest as skipped.
-                if outcome != "SKIP":
-                    print(clean(name))
+            # A dry run reports the specs it would run as passed, the rest as skipped; Ginkgo
+            # shuffles their order, the list is sorted.
+            for name in sorted(clean(n) for n, outcome, _, _ in specs(args[0]) if outcome != "SKIP"):
+                print(name)
         elif command == "record" and len(args) == 3:
             print(record(args[0], args[1], args[2]))
         elif command == "plan" and len(args) == 3:
