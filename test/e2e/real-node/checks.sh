@@ -672,6 +672,11 @@ check_kubernetes_e2e_suite() {
   local total both same differ missing
   read -r total both same differ missing < <(sed -n 's/^SUMMARY total=\([0-9]*\) both=\([0-9]*\) same=\([0-9]*\) differ=\([0-9]*\) missing=\([0-9]*\)$/\1 \2 \3 \4 \5/p' "$store/table.md")
   local said="--e2e=$E2E_SET, $RN_KUBE_VERSION: $total tests; with both registrars $both, the same outcome $same, different $differ, not yet run with both $missing (this run: $planned); table: $store/table.md"
+  # The same outcome is a drop-in's verdict; a test that fails with both is named all the same,
+  # to be told apart (this node, the release, a flake) with --e2e-rerun.
+  local both_failed
+  both_failed=$(grep -E '^\| .* \| FAIL, [0-9]+ s \| FAIL, [0-9]+ s \| yes \|$' "$store/table.md" | cut -d'|' -f2 | sed 's/^ //; s/ $//')
+  [[ -n $both_failed ]] && said+="; failed with both: $(tr '\n' ';' <<<"$both_failed")"
   if ((differ > 0)); then
     result FAIL $name "$said; different: $(grep -F '| **no** |' "$store/table.md" | cut -d'|' -f2 | tr '\n' ';')"
   elif ((missing > 0)); then
