@@ -31,8 +31,9 @@
 #                  full and volume-health keep each test's outcome per registrar under
 #                  CACHE_DIR/e2e/VERSION/SET/ and run only what is missing: run again to go on
 # --e2e-limit      with --e2e=full or volume-health, run at most N tests (with each registrar)
-# --e2e-rerun      with --e2e=full or volume-health, run again: failed (not PASS with either),
-#                  differ (not the same with both), or the tests whose names match a regex
+# --e2e-rerun      with --e2e=full or volume-health, run again: failed (the tests that did not
+#                  pass with both), differ (the tests whose outcomes differ), or the tests whose
+#                  names match a regex
 # --no-e2e         the same as --e2e=none: check 5 is reported as SKIP, which a complete run
 #                  never is
 # --keep           leave the node running after the checks (for a look around); teardown with

@@ -13,7 +13,7 @@ ContainerHierarchyTexts and LeafNodeText make a test's name, State its outcome a
   e2e_suite.py plan NAMES OURS GO [--rerun=REGEX] [--limit=N]
                                               names still to run: missing in either store, or
                                               matching REGEX (a regex on the name, or 'failed':
-                                              any not PASS in either, or 'differ')
+                                              not PASS with both, or 'differ': not the same)
   e2e_suite.py focus NAMES                    a --ginkgo.focus that runs exactly those tests
   e2e_suite.py table NAMES OURS GO            Markdown table per test, then one summary line:
                                               "SUMMARY total=N both=N same=N differ=N missing=N"
