@@ -470,6 +470,12 @@ else
 fi
 kill "${pids[-1]}" 2>/dev/null && wait "${pids[-1]}" 2>/dev/null
 ndr_run_containerd_restore "$work/run-containerd.before"
+# runc leaves the namespace's cgroup (every hierarchy's ndr-release-check), empty, once its
+# containers are gone.
+for dir in /sys/fs/cgroup/ndr-release-check /sys/fs/cgroup/*/ndr-release-check; do
+  [ -d "$dir" ] || continue
+  rmdir "$dir" 2>/dev/null || node_problems+=("$dir is left, not empty")
+done
 ndr_run_containerd_note "$work/run-containerd.after"
 diff "$work/run-containerd.before" "$work/run-containerd.after" >/dev/null ||
   node_problems+=("left behind under /run/containerd: $(comm -13 "$work/run-containerd.before" "$work/run-containerd.after" | tr '\n' ' ')")
