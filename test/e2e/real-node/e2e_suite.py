@@ -9,7 +9,9 @@ ContainerHierarchyTexts and LeafNodeText make a test's name, State its outcome a
 (nanoseconds) its duration.
 
   e2e_suite.py list REPORT                    names a dry run (--ginkgo.dry-run) would run, sorted
-  e2e_suite.py record REPORT STORE COMMIT     adds a run's outcomes to STORE (one row per test)
+  e2e_suite.py record REPORT STORE COMMIT [--planned=NAMES]
+                                              adds a run's outcomes to STORE (one row per test);
+                                              a test of NAMES that skipped itself is SKIP
   e2e_suite.py plan NAMES OURS GO [--rerun=REGEX] [--limit=N]
                                               names still to run: missing in either store, or
                                               matching REGEX (a regex on the name, or 'failed':
@@ -101,16 +103,21 @@ def write_store(path, rows):
     os.replace(path + ".new", path)
 
 
-def record(report_path, store_path, commit, now=None):
-    """Adds a run's outcomes and returns how many. A spec that was skipped or interrupted has no
-    outcome and changes nothing."""
+def record(report_path, store_path, commit, planned=(), now=None):
+    """Adds a run's outcomes and returns how many. An interrupted spec has no outcome and changes
+    nothing. A skipped one was either not selected (the focus leaves out every other test of
+    e2e.test) or skipped itself at run time (e2e.test's Skip, for what this cluster lacks): only
+    the latter, a name in PLANNED, is an outcome, SKIP with Ginkgo's message, else the test would
+    stay to run for ever."""
     rows = read_store(store_path)
     date = now or time.strftime("%Y-%m-%d", time.gmtime())
+    planned = set(planned)
     count = 0
     for name, outcome, seconds, message in specs(report_path):
-        if outcome in ("SKIP", "INTERRUPTED"):
-            continue  # not selected, or stopped before it had an outcome: still to run
-        rows[clean(name)] = dict(outcome=outcome, seconds=seconds, date=date, commit=commit,
+        name = clean(name)
+        if outcome == "INTERRUPTED" or (outcome == "SKIP" and name not in planned):
+            continue  # stopped before it had an outcome, or not selected: still to run
+        rows[name] = dict(outcome=outcome, seconds=seconds, date=date, commit=commit,
                                  message=message)
         count += 1
     write_store(store_path, rows)
@@ -192,7 +199,8 @@ def main(argv):
             for name in sorted(clean(n) for n, outcome, _, _ in specs(args[0]) if outcome != "SKIP"):
                 print(name)
         elif command == "record" and len(args) == 3:
-            print(record(args[0], args[1], args[2]))
+            planned = read_names(options["planned"]) if "planned" in options else ()
+            print(record(args[0], args[1], args[2], planned))
         elif command == "plan" and len(args) == 3:
             rerun = options.get("rerun")
             if rerun not in (None, "failed", "differ"):

@@ -81,6 +81,23 @@ class E2eSuite(unittest.TestCase):
         self.assertEqual(by_name[B][1], "PASS")
         self.assertEqual(by_name[B][4], "abc123")
 
+    def test_a_planned_test_that_skipped_itself_has_an_outcome(self):
+        # The focus selects A and B; every other spec of e2e.test is reported skipped (C). B
+        # called Skip at run time: recorded as SKIP with its reason, and not planned again.
+        store = self.path("ours.tsv")
+        report = self.report("r.json", [spec(parts(A), "passed"),
+                                        spec(parts(B), "skipped", 2, "Driver lacks\tfeature"),
+                                        spec(parts(C), "skipped")])
+        code, out, err = self.run_script("record", report, store, "x",
+                                         "--planned=" + self.names(A, B))
+        self.assertEqual((code, out.strip()), (0, "2"), err)
+        with open(store) as f:
+            by_name = {r[0]: r for r in (line.rstrip("\n").split("\t") for line in f)}
+        self.assertEqual(sorted(by_name), sorted([A, B]))
+        self.assertEqual((by_name[B][1], by_name[B][5]), ("SKIP", "Driver lacks feature"))
+        self.assertEqual(self.run_script("plan", self.names(A, B, C), store, store)[1].splitlines(),
+                         [C])
+
     def test_an_interrupted_test_stays_to_run(self):
         store = self.path("ours.tsv")
         self.run_script("record", self.report("1.json", [spec(parts(A), "passed")]), store, "x")
