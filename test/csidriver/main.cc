@@ -38,6 +38,12 @@ DEFINE_bool(controller, false,
             "Serve the Controller service too (CreateVolume, DeleteVolume, ControllerPublishVolume, "
             "ControllerUnpublishVolume), and stage and publish the volumes it creates only once "
             "attached to this node.");
+DEFINE_bool(volume_mount_group, false,
+            "Advertise VOLUME_MOUNT_GROUP: the driver, not kubelet, gives a published volume the "
+            "pod's fsGroup (volume_mount_group).");
+DEFINE_string(stage_error, "",
+              "Answer every NodeStageVolume with this gRPC code (e.g. INVALID_ARGUMENT, a final "
+              "error, or DEADLINE_EXCEEDED, which leaves the stage uncertain), staging nothing.");
 DEFINE_string(faults, "",
               "Break the driver on purpose, comma-separated: stage-not-idempotent, "
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity, "
@@ -104,7 +110,8 @@ int main(int argc, char** argv) {
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
                "filesystem_only", "inline_only", "lazy_staging", "max_volumes_per_node",
                "no_stats", "nodeid", "record", "reject_pod_info", "require_shared_propagation",
-               "stage_unstage", "token_jwks", "topology", "vendor_version"}},
+               "stage_error", "stage_unstage", "token_jwks", "topology", "vendor_version",
+               "volume_mount_group"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
@@ -131,6 +138,17 @@ int main(int argc, char** argv) {
   options.filesystem_only = FLAGS_filesystem_only;
   options.inline_only = FLAGS_inline_only;
   options.require_shared_propagation = FLAGS_require_shared_propagation;
+  options.volume_mount_group = FLAGS_volume_mount_group;
+  if (!FLAGS_stage_error.empty()) {
+    options.stage_error = ndr::sample::ParseErrorCode(FLAGS_stage_error);
+    if (!options.stage_error.has_value()) {
+      std::cerr << "sample-csi-driver: --stage-error: \"" << FLAGS_stage_error
+                << "\" is not a gRPC status code's name other than OK (e.g. INVALID_ARGUMENT, "
+                   "DEADLINE_EXCEEDED)"
+                << std::endl;
+      return 1;
+    }
+  }
   if (std::optional<ndr::sample::BlockPublish> publish =
           ndr::sample::ParseBlockPublish(FLAGS_block_publish)) {
     options.block_publish = *publish;

@@ -162,6 +162,32 @@ std::string Fingerprint(const csi::v1::NodePublishVolumeRequest& request) {
   return text;
 }
 
+// The group of a request's volume_mount_group: nullopt when it has none, INVALID_ARGUMENT when
+// the driver did not advertise VOLUME_MOUNT_GROUP or the value is not a decimal group ID.
+absl::StatusOr<std::optional<gid_t>> MountGroup(const csi::v1::VolumeCapability& capability,
+                                                bool advertised) {
+  if (!capability.has_mount() || capability.mount().volume_mount_group().empty()) {
+    return std::optional<gid_t>();
+  }
+  const std::string& text = capability.mount().volume_mount_group();
+  if (!advertised) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "volume_mount_group \"", absl::CEscape(text),
+        "\" sent, but this driver does not advertise VOLUME_MOUNT_GROUP (run it with "
+        "--volume-mount-group)"));
+  }
+  uint32_t gid = 0;
+  if (text.size() > 10 || !absl::SimpleAtoi(text, &gid) ||
+      text.find_first_not_of("0123456789") != std::string::npos ||
+      gid == static_cast<uint32_t>(-1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "volume_mount_group \"", absl::CEscape(text),
+        "\" is not a group ID (this driver takes a decimal number, as kubelet sends the pod's "
+        "fsGroup)"));
+  }
+  return std::optional<gid_t>(static_cast<gid_t>(gid));
+}
+
 // The checks NodeStageVolume and NodePublishVolume share: a volume ID, an absolute path, a
 // mount or block capability with an access mode.
 absl::Status CheckVolumeArgs(const std::string& volume_id, const std::string& path_field,
@@ -359,6 +385,10 @@ grpc::Status NodeService::NodeGetCapabilities(grpc::ServerContext*,
     response->add_capabilities()->mutable_rpc()->set_type(
         csi::v1::NodeServiceCapability::RPC::STAGE_UNSTAGE_VOLUME);
   }
+  if (options_.volume_mount_group) {
+    response->add_capabilities()->mutable_rpc()->set_type(
+        csi::v1::NodeServiceCapability::RPC::VOLUME_MOUNT_GROUP);
+  }
   response->add_capabilities()->mutable_rpc()->set_type(
       csi::v1::NodeServiceCapability::RPC::EXPAND_VOLUME);
   if (!options_.no_stats) {
@@ -381,7 +411,10 @@ grpc::Status NodeService::NodeStageVolume(grpc::ServerContext*,
             << " publish_context_keys=" << request->publish_context().size()
             << " secrets=" << request->secrets().size() << " (values not logged)";
   std::lock_guard<std::mutex> lock(mu_);
-  absl::Status status = Stage(*request);
+  absl::Status status =
+      options_.stage_error.has_value()
+          ? absl::Status(*options_.stage_error, "NodeStageVolume fails on purpose (--stage-error)")
+          : Stage(*request);
   if (!status.ok()) NDR_LOG(WARNING) << "NodeStageVolume " << request->volume_id() << ": " << status;
   return ToGrpc(status);
 }
@@ -417,6 +450,11 @@ absl::Status NodeService::Stage(const csi::v1::NodeStageVolumeRequest& request) 
                                        request.volume_capability());
       !s.ok()) {
     return s;
+  }
+  if (absl::StatusOr<std::optional<gid_t>> group =
+          MountGroup(request.volume_capability(), options_.volume_mount_group);
+      !group.ok()) {
+    return group.status();
   }
   if (options_.require_shared_propagation && change_host_) {
     if (absl::Status s = CheckSharedPropagation(request.staging_target_path()); !s.ok()) return s;
@@ -541,6 +579,9 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
       !s.ok()) {
     return s;
   }
+  absl::StatusOr<std::optional<gid_t>> mount_group =
+      MountGroup(request.volume_capability(), options_.volume_mount_group);
+  if (!mount_group.ok()) return mount_group.status();
   if (options_.require_shared_propagation && change_host_) {
     if (absl::Status s = CheckSharedPropagation(request.target_path()); !s.ok()) return s;
   }
@@ -643,6 +684,16 @@ absl::Status NodeService::Publish(const csi::v1::NodePublishVolumeRequest& reque
     }
     return absl::FailedPreconditionError(
         absl::StrCat("target_path ", target, " exists and is not a directory"));
+  }
+  if (mount_group->has_value()) {
+    // What kubelet's fsGroup change (SetVolumeOwnership) would do to the volume's root: the
+    // group, group access and the setgid bit, so that files made in it get the group too.
+    if (chown(target.c_str(), static_cast<uid_t>(-1), **mount_group) != 0) {
+      return ErrnoError("chown", target, errno);
+    }
+    if (chmod(target.c_str(), request.readonly() ? 02750 : 02770) != 0) {
+      return ErrnoError("chmod", target, errno);
+    }
   }
   const mode_t mode = request.readonly() ? 0444 : 0644;
   for (const auto& [name, contents] : files) {
@@ -759,6 +810,15 @@ absl::StatusOr<std::string> NodeService::EnsureVolumeImage(const std::string& vo
 absl::StatusOr<BlockIndex> NodeService::LoadIndex() {
   if (options_.data_dir.empty()) return BlockIndex();
   return ReadBlockIndex(IndexPath());
+}
+
+std::optional<absl::StatusCode> ParseErrorCode(absl::string_view text) {
+  for (int code = 1; code <= 16; ++code) {
+    if (absl::StatusCodeToString(static_cast<absl::StatusCode>(code)) == text) {
+      return static_cast<absl::StatusCode>(code);
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<BlockPublish> ParseBlockPublish(absl::string_view text) {

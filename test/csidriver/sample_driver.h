@@ -186,9 +186,24 @@ struct DriverOptions {
   // shared mount, as drivers that mount in their own mount namespace and check the propagation
   // of kubelet's directory do (kubelet makes its root directory shared at start).
   bool require_shared_propagation = false;
+  // Advertise VOLUME_MOUNT_GROUP: a volume_mount_group in NodeStageVolume or NodePublishVolume
+  // (a decimal group ID; kubelet sends the pod's fsGroup) gives the published directory that
+  // group and the setgid bit, as kubelet's own fsGroup change would, and kubelet leaves the
+  // ownership to the driver. Without it, a request carrying volume_mount_group is refused
+  // (INVALID_ARGUMENT): a CO must not send it to a driver that did not advertise it.
+  bool volume_mount_group = false;
+  // Answer every NodeStageVolume with this code, after recording it, staging nothing (as
+  // Kubernetes' mock driver does when its test asks). A final code (INVALID_ARGUMENT, ...) and a
+  // code that leaves the driver's state uncertain (DEADLINE_EXCEEDED, ...) make kubelet behave
+  // differently afterwards; nullopt: stage normally.
+  std::optional<absl::StatusCode> stage_error;
   // Where every request received is recorded (--record), or null.
   std::shared_ptr<CallRecord> record;
 };
+
+// "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", ...: a gRPC status code's name, not OK
+// (--stage-error); nullopt for anything else.
+std::optional<absl::StatusCode> ParseErrorCode(absl::string_view text);
 
 // Checks options for values the spec forbids (invalid name, empty or over-long node ID, negative
 // limit, empty topology keys) and a relative data_dir.

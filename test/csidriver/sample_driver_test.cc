@@ -374,6 +374,92 @@ TEST_F(StagingDriverTest, MalformedStageIsInvalidArgument) {
   }
 }
 
+// --stage-error: every NodeStageVolume answers the code and stages nothing, so that the CO's
+// handling of a final and of an uncertain stage error can be watched; NodeUnstageVolume of what
+// was never staged succeeds, as the spec asks.
+TEST_F(StagingDriverTest, StageErrorAnswersTheCodeAndStagesNothing) {
+  for (absl::StatusCode code :
+       {absl::StatusCode::kInvalidArgument, absl::StatusCode::kDeadlineExceeded}) {
+    DriverOptions options;
+    options.node_id = "node-1";
+    options.stage_unstage = true;
+    options.stage_error = code;
+    server_->Shutdown();
+    ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);  // Start makes it again
+    Start(options);
+    const grpc::Status status = Stage(ValidStage());
+    EXPECT_EQ(static_cast<int>(status.error_code()), static_cast<int>(code));
+    EXPECT_THAT(status.error_message(), HasSubstr("--stage-error"));
+    EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::IsEmpty());
+    EXPECT_EQ(Publish(StagedPublish()).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_TRUE(Unstage("vol-1").ok());
+  }
+}
+
+TEST(ParseErrorCodeTest, NamesOfCodesButOk) {
+  EXPECT_EQ(ParseErrorCode("INVALID_ARGUMENT"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseErrorCode("DEADLINE_EXCEEDED"), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(ParseErrorCode("UNAUTHENTICATED"), absl::StatusCode::kUnauthenticated);
+  for (const char* bad : {"", "OK", "invalid_argument", "3", "INVALID_ARGUMENT "}) {
+    EXPECT_EQ(ParseErrorCode(bad), std::nullopt) << bad;
+  }
+}
+
+// --volume-mount-group: the capability, and the pod's fsGroup applied by the driver to what it
+// publishes; a group that is not a number, or any group sent to a driver that did not advertise
+// it, is INVALID_ARGUMENT and publishes nothing.
+TEST_F(StagingDriverTest, VolumeMountGroupGivesThePublishedDirectoryTheGroup) {
+  csi::v1::NodeStageVolumeRequest stage = ValidStage();
+  stage.mutable_volume_capability()->mutable_mount()->set_volume_mount_group("2000");
+  EXPECT_EQ(Stage(stage).error_code(), grpc::StatusCode::INVALID_ARGUMENT);  // not advertised
+  csi::v1::NodePublishVolumeRequest publish = ValidPublish();
+  publish.mutable_volume_capability()->mutable_mount()->set_volume_mount_group("2000");
+  const grpc::Status refused = Publish(publish);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("--volume-mount-group"));
+
+  DriverOptions options;
+  options.node_id = "node-1";
+  options.stage_unstage = true;
+  options.volume_mount_group = true;
+  server_->Shutdown();
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  Start(options);
+  csi::v1::NodeGetCapabilitiesResponse capabilities;
+  ASSERT_TRUE(node_stub_->NodeGetCapabilities(Context().get(), {}, &capabilities).ok());
+  EXPECT_THAT(Types(capabilities), ::testing::Contains(RPC::VOLUME_MOUNT_GROUP));
+
+  // Another group where this process may give one (root, with group 4242 mapped in its user
+  // namespace), else its own.
+  gid_t group = 4242;
+  const std::string probe = dir_.Join("probe");
+  ASSERT_TRUE(::ndr::testing::WriteFile(probe, ""));
+  if (chown(probe.c_str(), static_cast<uid_t>(-1), group) != 0) group = getegid();
+  const std::string text = std::to_string(group);
+  stage.mutable_volume_capability()->mutable_mount()->set_volume_mount_group(text);
+  for (const char* bad : {"staff", "-1", "20 00", "99999999999", "4294967295"}) {
+    csi::v1::NodeStageVolumeRequest wrong = stage;
+    wrong.mutable_volume_capability()->mutable_mount()->set_volume_mount_group(bad);
+    EXPECT_EQ(Stage(wrong).error_code(), grpc::StatusCode::INVALID_ARGUMENT) << bad;
+  }
+  EXPECT_THAT(::ndr::testing::DirEntries(staging_), ::testing::IsEmpty());
+  ASSERT_TRUE(Stage(stage).ok());
+  publish = StagedPublish();
+  publish.mutable_volume_capability()->mutable_mount()->set_volume_mount_group("staff");
+  EXPECT_EQ(Publish(publish).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  struct stat st;
+  EXPECT_NE(stat(publish.target_path().c_str(), &st), 0);  // nothing published
+  publish.mutable_volume_capability()->mutable_mount()->set_volume_mount_group(text);
+  ASSERT_TRUE(Publish(publish).ok());
+  ASSERT_EQ(stat(publish.target_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, group);
+  EXPECT_EQ(st.st_mode & 07777, 02770u);
+  ASSERT_EQ(stat((publish.target_path() + "/color").c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, group);  // the setgid bit passes the group on
+  ASSERT_TRUE(Unpublish("vol-1", publish.target_path()).ok());
+  ASSERT_TRUE(Unstage("vol-1").ok());
+}
+
 TEST_F(SampleDriverTest, WithoutStageUnstageStagingIsUnimplemented) {
   csi::v1::NodeStageVolumeRequest request;
   csi::v1::NodeStageVolumeResponse response;
