@@ -11,9 +11,11 @@
 // (the order). Each kubeletclient command also starts with the registration handshake, whose
 // only call on the driver is NodeGetInfo. Hashes were computed with sha256sum.
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <map>
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -467,6 +469,105 @@ TEST_F(KubeletSequenceTest, FailuresLeaveNothingHalfDone) {
                                          "plugins/kubernetes.io/csi/rec.csi.example.com/", "pods/",
                                          "pods/uid-a/", "pods/uid-a/volumes/",
                                          "pods/uid-a/volumes/kubernetes.io~csi/"}));
+}
+
+// A NodeStageVolume error that leaves the driver's state uncertain (DEADLINE_EXCEEDED) leaves the
+// device directory, vol_data.json and globalmount for a retry (csi_attacher.go MountDevice), and
+// kubelet's reconciler unstages that device once no pod needs it (reconciler_common.go
+// unmountDetachDevices; the device was marked uncertain by operation_generator.go
+// GenerateMountVolumeFunc): the pod's unpublish ends with NodeUnstageVolume although the pod had
+// no volume directory. After a final error there is nothing to unstage. The goldens' stage-error
+// scenarios record the same from the real kubelet code of v1.26.15 and v1.37.2.
+TEST_F(KubeletSequenceTest, AnUncertainStageIsUnstagedWhenThePodGoes) {
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  const std::string pod = PodYaml("db", "uid-a", kClaimVolume);
+  const std::string device = absl::StrCat("plugins/kubernetes.io/csi/rec.csi.example.com/", kVol1Sha);
+  driver_.Configure(
+      {.stage = true,
+       .fail = {{"NodeStageVolume",
+                 grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "still attaching")}}});
+  std::string out;
+  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("the driver's state is uncertain"));
+  driver_.Take();
+  const std::vector<std::string> files = Files();
+  EXPECT_THAT(files, ::testing::Contains(device + "/globalmount/"));
+  EXPECT_THAT(files, ::testing::Contains(::testing::StartsWith(device + "/vol_data.json = ")));
+
+  nlohmann::json report;
+  EXPECT_EQ(RunReport("unpublish", pod, &out, &report), 0) << out;
+  const std::vector<std::string> calls = driver_.Take();
+  ASSERT_EQ(calls.size(), 3u) << out;
+  EXPECT_EQ(calls[0], "NodeGetInfo");  // the command's registration
+  EXPECT_EQ(calls[1], "NodeGetCapabilities");
+  EXPECT_THAT(calls[2], HasSubstr("NodeUnstageVolume volume_id: \"vol-1\""));
+  ASSERT_EQ(report["volumes"].size(), 1u) << report.dump();
+  EXPECT_EQ(report["volumes"][0]["result"], "unstaged");
+  EXPECT_EQ(report["volumes"][0]["deviceCalls"].size(), 2u);
+  EXPECT_THAT(Files(), ElementsAreArray({"plugins/", "plugins/kubernetes.io/",
+                                         "plugins/kubernetes.io/csi/",
+                                         "plugins/kubernetes.io/csi/rec.csi.example.com/"}));
+
+  // A final error: removeMountDir took everything; the unpublish sends nothing.
+  driver_.Configure(
+      {.stage = true,
+       .fail = {{"NodeStageVolume", grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no")}}});
+  EXPECT_EQ(Run("publish", pod, &out), 1) << out;
+  driver_.Take();
+  EXPECT_EQ(Run("unpublish", pod, &out), 0) << out;
+  EXPECT_THAT(driver_.Take(), ElementsAreArray({"NodeGetInfo"}));
+}
+
+// What looks like a stranded device but is not kubelet's is left alone and said so: a directory
+// whose name is not the hash of the handle its vol_data.json names, a symbolic link, a broken
+// vol_data.json; and a device another pod still uses is not a stranded one.
+bool MakeDirs(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  return !error;
+}
+
+TEST_F(KubeletSequenceTest, OnlyKubeletsOwnStrandedDevicesAreUnstaged) {
+  Objects({{"pv.yaml", ClaimAndVolume()},
+           {"csidriver.yaml", CsiDriverYaml("{attachRequired: false}")}});
+  const std::string driver_dir = root_ + "/plugins/kubernetes.io/csi/rec.csi.example.com";
+  const std::string wrong = driver_dir + "/" + std::string(64, 'a');
+  ASSERT_TRUE(MakeDirs(wrong + "/globalmount"));
+  ASSERT_TRUE(::ndr::testing::WriteFile(
+      wrong + "/vol_data.json",
+      R"({"driverName":"rec.csi.example.com","volumeHandle":"vol-1","specVolID":"pv-1"})"));
+  const std::string broken = driver_dir + "/" + std::string(64, 'b');
+  ASSERT_TRUE(MakeDirs(broken));
+  ASSERT_TRUE(::ndr::testing::WriteFile(broken + "/vol_data.json", "{not json"));
+  const std::string outside = dir_.Join("outside");
+  ASSERT_TRUE(MakeDirs(outside));
+  ASSERT_TRUE(::ndr::testing::WriteFile(
+      outside + "/vol_data.json",
+      R"({"driverName":"rec.csi.example.com","volumeHandle":"vol-1","specVolID":"pv-1"})"));
+  ASSERT_EQ(symlink(outside.c_str(), (driver_dir + "/" + kVol1Sha).c_str()), 0);
+
+  nlohmann::json report;
+  std::string out;
+  EXPECT_EQ(RunReport("unpublish", PodYaml("db", "uid-a", kClaimVolume), &out, &report), 0) << out;
+  EXPECT_THAT(driver_.Take(), ElementsAreArray({"NodeGetInfo"}));
+  std::vector<std::string> skipped;
+  for (const auto& volume : report["volumes"]) skipped.push_back(volume.value("skipped", ""));
+  EXPECT_THAT(skipped, ::testing::UnorderedElementsAre(
+                           HasSubstr("a handle whose hash is not the directory's"),
+                           HasSubstr(broken + "/vol_data.json")))
+      << report.dump();
+  struct stat st;
+  EXPECT_EQ(stat((wrong + "/vol_data.json").c_str(), &st), 0);  // all left as they were
+  EXPECT_EQ(stat((outside + "/vol_data.json").c_str(), &st), 0);
+
+  // Staged for pod uid-b, which still has the volume: not stranded.
+  ASSERT_EQ(unlink((driver_dir + "/" + kVol1Sha).c_str()), 0);
+  driver_.Configure({.stage = true});
+  ASSERT_EQ(Run("publish", PodYaml("web", "uid-b", kClaimVolume), &out), 0) << out;
+  driver_.Take();
+  EXPECT_EQ(Run("unpublish", PodYaml("db", "uid-a", kClaimVolume), &out), 0) << out;
+  EXPECT_THAT(driver_.Take(), ElementsAreArray({"NodeGetInfo"}));
 }
 
 }  // namespace

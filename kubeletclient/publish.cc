@@ -1,7 +1,12 @@
 #include "kubeletclient/publish.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kubeletclient/csi/csi_attacher.h"
+#include "kubeletclient/csi/csi_client.h"
+#include "kubeletclient/csi/vol_data.h"
 
 namespace ndr::kubelet {
 
@@ -97,6 +102,17 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
     outcome.error = Refusal(*pod, plans.status(), "nothing was unpublished");
     return outcome;
   }
+  // And the devices no pod uses, this one included (its volumes were read above): those its
+  // publish left uncertain, or an earlier unstage that failed.
+  std::vector<std::string> not_devices;
+  std::vector<StrandedDevice> stranded;
+  for (StrandedDevice& device : PlanStrandedDevices(command.node.root_dir, &not_devices)) {
+    const bool this_pods = std::any_of(plans->begin(), plans->end(), [&](const UnpublishPlan& p) {
+      return !p.block.has_value() && p.volume.driver == device.volume.driver &&
+             p.volume.handle == device.volume.handle;
+    });
+    if (!this_pods) stranded.push_back(std::move(device));
+  }
   DriverRegistry registry;
   absl::StatusOr<json> registrations = RegisterAll(command, &registry);
   if (!registrations.ok()) {
@@ -141,6 +157,43 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
                        status.message()));
     }
     volumes.push_back(entry);
+  }
+  // unmountDetachDevices goes on to the devices no pod needs: UnmountDevice of each.
+  const DriverRegistry::Snapshot drivers = registry.All();
+  for (const StrandedDevice& device : stranded) {
+    VolumeOutcome unmounted;
+    auto driver = drivers.find(device.volume.driver);
+    if (driver == drivers.end()) {
+      unmounted.status = absl::NotFoundError(absl::StrCat(
+          "driver name ", device.volume.driver, " not found in the list of registered CSI drivers"));
+    } else {
+      CsiNodeClient client(driver->second.endpoint, command.node.timeout, &unmounted.calls);
+      auto spec_name = device.volume.data.find(kVolDataSpecVolId);
+      unmounted.status = UnmountDevice(
+          device.device,
+          spec_name == device.volume.data.end() ? device.volume.handle : spec_name->second,
+          &client);
+    }
+    outcome.ok = outcome.ok && unmounted.status.ok();
+    json entry{{"device", device.device.globalmount},
+               {"volumeMode", "Filesystem"},
+               {"calls", json::array()},
+               {"notes",
+                json::array({"a staged device no pod on this node uses (its NodeStageVolume "
+                             "ended uncertain, or an earlier NodeUnstageVolume failed): kubelet's "
+                             "reconciler unmounts it (unmountDetachDevices)"})}};
+    json report;
+    ReportOutcome(unmounted, &report);
+    if (report.contains("calls")) entry["deviceCalls"] = report["calls"];
+    entry["result"] = unmounted.status.ok() ? "unstaged" : std::string(unmounted.status.message());
+    if (!unmounted.status.ok()) {
+      outcome.volume_errors.push_back(
+          absl::StrCat(device.device.globalmount, ": ", unmounted.status.message()));
+    }
+    volumes.push_back(entry);
+  }
+  for (const std::string& why : not_devices) {
+    volumes.push_back(json{{"skipped", absl::StrCat("not a device kubelet staged: ", why)}});
   }
   out["volumes"] = volumes;
   outcome.json = out.dump(2) + "\n";

@@ -11,7 +11,9 @@
 #include "kubeletclient/csi/csi_block.h"
 #include "kubeletclient/csi/csi_mounter.h"
 #include "kubeletclient/csi/operation_error.h"
+#include "api/csi_name.h"
 #include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/util/sha256.h"
 
 namespace ndr::kubelet {
 namespace {
@@ -163,6 +165,50 @@ VolumeOutcome PublishBlockVolume(const VolumePlan& plan, const ObjectSet& object
 bool UsedByOtherPods(const std::string& root_dir, const std::string& driver,
                      const std::string& handle, const std::string& except_pod_uid) {
   return OtherPodsVolData(root_dir, driver, handle, except_pod_uid).has_value();
+}
+
+std::vector<StrandedDevice> PlanStrandedDevices(const std::string& root_dir,
+                                                std::vector<std::string>* skipped) {
+  std::vector<StrandedDevice> stranded;
+  absl::StatusOr<std::string> csi_dir = PathUnderRoot(root_dir, {"plugins", "kubernetes.io", "csi"});
+  if (!csi_dir.ok()) return stranded;
+  for (const std::string& driver : Entries(*csi_dir)) {
+    // volumeDevices (block volumes' files) and anything else that cannot be a driver's name.
+    // Only real directories: a symbolic link could lead out of the root.
+    struct stat st;
+    const std::string driver_dir = absl::StrCat(*csi_dir, "/", driver);
+    if (!::ndr::ValidateCsiDriverName(driver).ok() || lstat(driver_dir.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    for (const std::string& hash : Entries(driver_dir)) {
+      const std::string device_dir = absl::StrCat(driver_dir, "/", hash);
+      if (hash.size() != 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos ||
+          lstat(device_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        continue;
+      }
+      const std::string vol_data = absl::StrCat(device_dir, "/vol_data.json");
+      absl::StatusOr<VolumeRef> ref = LoadVolumeRef(vol_data);
+      if (absl::IsNotFound(ref.status())) continue;  // nothing was staged here
+      if (!ref.ok()) {
+        skipped->push_back(absl::StrCat(vol_data, ": ", ref.status().message()));
+        continue;
+      }
+      if (ref->driver != driver || Sha256Hex(ref->handle) != hash) {
+        skipped->push_back(absl::StrCat(vol_data, ": names driver ", ref->driver,
+                                        " and a handle whose hash is not the directory's"));
+        continue;
+      }
+      if (UsedByOtherPods(root_dir, ref->driver, ref->handle, /*except_pod_uid=*/"")) continue;
+      absl::StatusOr<DevicePaths> device = DevicePathsFor(root_dir, ref->driver, ref->handle);
+      if (!device.ok()) {
+        skipped->push_back(absl::StrCat(vol_data, ": ", device.status().message()));
+        continue;
+      }
+      stranded.push_back({*std::move(device), *std::move(ref)});
+    }
+  }
+  return stranded;
 }
 
 bool MappedByOtherPods(const std::string& root_dir, const std::string& spec_name,

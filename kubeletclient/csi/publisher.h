@@ -90,6 +90,26 @@ struct UnpublishPlan {
 absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root_dir,
                                                          const std::string& pod_uid);
 
+// A staged device that no pod on the node uses: kubelet's reconciler unmounts every device its
+// desired state of world no longer needs (reconciler_common.go unmountDetachDevices, v1.26.15 to
+// v1.37.2), among them one whose NodeStageVolume ended in an error that leaves the driver's state
+// uncertain (operation_generator.go GenerateMountVolumeFunc: MarkDeviceAsUncertain) and whose pod
+// then went away, and one whose NodeUnstageVolume failed (GenerateUnmountDeviceFunc). kubelet
+// knows them from memory; kubeletclient keeps nothing between commands, and the same device
+// shows on disk: its directory's vol_data.json (csi_attacher.go MountDevice writes it before
+// NodeStageVolume and leaves it on such an error) with no pod volume of that driver and handle.
+struct StrandedDevice {
+  DevicePaths device;
+  VolumeRef volume;
+};
+
+// The stranded devices under `root_dir`'s plugins/kubernetes.io/csi/<driver>/<hex SHA-256 of the
+// handle>/, read as hostile input: a directory whose name is not a driver's, or not the hash of
+// the handle its vol_data.json names, or whose vol_data.json does not load, is not kubelet's
+// device and is left alone, with why in `skipped`.
+std::vector<StrandedDevice> PlanStrandedDevices(const std::string& root_dir,
+                                                std::vector<std::string>* skipped);
+
 // The two halves of kubelet's teardown, which its reconciler runs in two passes over every
 // volume (reconciler.go reconcile: unmountVolumes, then unmountDetachDevices):
 //  - UnpublishFromPod: TearDown (filesystem), or UnmapBlockVolume and UnmapPodDevice (block);

@@ -15,8 +15,10 @@
 # phases in order with the kubeletclient command, its arguments and objects ("base": the golden's
 # objects/, "resized": scenarios/<name>/<resized_objects>, "expanded": the resized claim as
 # kubeletclient says kubelet leaves it), what is compared after it ("files": kubelet's files after
-# publish; "claim": the claim's status after expand; "no-files": nothing left after unpublish;
-# "dirs": the directories left under plugins/kubernetes.io/csi, against dirs-after-unpublish.txt).
+# publish; "ownership": the group and mode of each volume's target after publish, against
+# ownership-after-publish.txt; "claim": the claim's status after expand; "no-files": nothing left
+# after unpublish; "dirs": the directories left under plugins/kubernetes.io/csi, against
+# dirs-after-unpublish.txt).
 # KG_KUBELETCLIENT, KG_DRIVER and KG_REGISTRAR, when set, name the binaries to use.
 #
 # The replay's world is the golden's: the same objects (test/kubelet-goldens/<v>/objects), the
@@ -183,10 +185,12 @@ EOF
     [[ $f == pod.yaml ]] && continue
     base+=${base:+,}$objects/$f
   done < <(sc_get object_files)
-  resized_file=$here/scenarios/$scenario/$(sc_get resized_objects)
+  resized_file=$(sc_get resized_objects)
+  [[ -n $resized_file ]] && resized_file=$here/scenarios/$scenario/$resized_file
   # Before 1.28 the claim's resize status is status.resizeStatus (NodeExpansionPending), not
   # allocatedResourceStatuses: the harness writes what the release's API has, and so does this.
-  if [[ ${minor#1.} -lt 28 ]]; then
+  # (A scenario without an expand phase has no resized objects.)
+  if [[ -n $resized_file && ${minor#1.} -lt 28 ]]; then
     sed 's/allocatedResourceStatuses: {storage: NodeResizePending}/resizeStatus: NodeExpansionPending/' \
       "$resized_file" >"$work/volume-resized-$scenario.yaml"
     cmp -s "$resized_file" "$work/volume-resized-$scenario.yaml" &&
@@ -207,8 +211,8 @@ EOF
     "$python" "$compare" sent "$version" "$name" "$record" "$sent_before" "$(lines "$record")" \
       "$work/$name.json" || fail "$version: $name: the report is not what the driver received"
     read -r first last < <(phase "$name")
-    local extra=()
-    [[ $keep == True ]] && extra=(--keep-periodic)
+    local extra=("${empty[@]}")
+    [[ $keep == True ]] && extra+=(--keep-periodic)
     "$python" "$compare" calls "$version" "$name" "$golden/record.jsonl" "$((first - 1))" \
       "$last" "$work/$name.json" "$root" "${extra[@]}" || fail "$version: $name requests"
   }
@@ -218,11 +222,15 @@ EOF
       mkdir -p "$2/$(dirname "$f")"; cp "$1/$f" "$2/$f"
     done
   }
-  local name command objects_kind keep after args
+  local name command objects_kind keep after args empty
   while IFS=$'\t' read -r -a fields; do
     name=${fields[0]} command=${fields[1]} objects_kind=${fields[2]} keep=${fields[3]}
     after=${fields[4]}
-    args=("${fields[@]:5}")
+    # The phase was recorded doing nothing (no request, no file): nothing from kubeletclient
+    # either is then the same, not a phase the replay missed.
+    empty=()
+    [[ ${fields[5]} == True ]] && empty=(--empty-is-same)
+    args=("${fields[@]:6}")
     [[ $name == registration ]] && continue
     case $command in
       unpublish)
@@ -236,7 +244,7 @@ EOF
           fail "$version: $name: the report is not what the driver received"
         read -r first last < <(phase "$name")
         "$python" "$compare" calls "$version" "$name" "$golden/record.jsonl" "$((first - 1))" "$last" \
-          "$work/unpublish.json" "$root" || fail "$version: $name requests"
+          "$work/unpublish.json" "$root" "${empty[@]}" || fail "$version: $name requests"
         ;;
       *)
         local objects_arg=$base
@@ -252,7 +260,32 @@ EOF
           # kubelet's files after publish (the driver's own are not compared: files-skipped.txt).
           copy_kubelet_files "$root" "$work/files-after-publish"
           "$python" "$compare" files "$version publish" "$golden/files-after-publish" \
-            "$work/files-after-publish" "$root" || fail "$version: files after publish"
+            "$work/files-after-publish" "$root" "${empty[@]}" || fail "$version: files after publish"
+          ;;
+        ownership)
+          # The group and mode of each volume's target after publish: kubelet's fsGroup change
+          # (or the driver's, given volume_mount_group) against kubeletclient's.
+          "$python" - "$golden/ownership-after-publish.txt" "$root" "$version" <<'EOF'
+import os, sys
+golden, root, version = sys.argv[1], sys.argv[2], sys.argv[3]
+bad = 0
+for line in open(golden):
+    fields = line.split()
+    if fields[1] == "not-mounted":
+        print(f"{version} ownership: {fields[0]}: not mounted by the real kubelet: nothing to compare")
+        continue
+    volume, rel, real = fields[0], fields[1], " ".join(fields[2:])
+    try:
+        st = os.stat(os.path.join(root, rel))
+        mine = "gid=%d mode=%04o" % (st.st_gid, st.st_mode & 0o7777)
+    except OSError as e:
+        mine = "missing (%s)" % e.strerror
+    bad += mine != real
+    print(f"{version} ownership: {volume}: {'SAME' if mine == real else 'DIFFERENT'}: "
+          f"real kubelet {real}, kubeletclient {mine}")
+sys.exit(1 if bad else 0)
+EOF
+          [[ $? == 0 ]] || fail "$version: ownership of the volumes' targets after publish"
           ;;
         claim)
           # The claim as kubeletclient says kubelet leaves it, against the real code's; the
@@ -288,7 +321,8 @@ EOF
 import json, sys
 for p in json.load(open(sys.argv[1]))["phases"]:
     print("\t".join([p["phase"], p["command"], p.get("objects", "-"), str(p.get("keep_periodic", False)),
-                     ",".join(p.get("after", [])) or "-"] + p.get("args", [])))' "$scenario_json")
+                     ",".join(p.get("after", [])) or "-", str(p.get("empty_is_same", False))]
+                    + p.get("args", [])))' "$scenario_json")
   kill "${pids[@]}" 2>/dev/null
   wait "${pids[@]}" 2>/dev/null
   [[ -n ${KG_KEEP:-} ]] || rm -rf "$work"  # KG_KEEP=1 keeps it, for a look

@@ -2,13 +2,14 @@
 """What the real kubelet sent the sample driver, against what kubeletclient predicted.
 
   compare_calls.py calls CASE PHASE RECORD FIRST LAST REPORT SCRATCH_ROOT [--explained SPEC]
+                   [--keep-periodic] [--empty-is-same]
       RECORD is the driver's --record (one JSON line per request it received); lines FIRST+1 to
       LAST (1-based, inclusive) are the real kubelet's requests while CASE went through PHASE
       (publish or unpublish). REPORT is `kubeletclient publish` (or unpublish)'s JSON for the
       same pod and objects, run with --root-dir=SCRATCH_ROOT. Prints what it compared, what it
       left out of the record and why, and every difference; exits 1 on a difference that
       --explained does not name.
-  compare_calls.py files CASE REAL_DIR PREDICTED_DIR SCRATCH_ROOT
+  compare_calls.py files CASE REAL_DIR PREDICTED_DIR SCRATCH_ROOT [--empty-is-same]
       The files kubelet wrote for the pod (copied into REAL_DIR, with their paths under kubelet's
       root) against kubeletclient's (the same paths under PREDICTED_DIR).
 
@@ -27,6 +28,10 @@ predicted calls are every volume's "calls" in order (each round's, for a republi
 every volume's "deviceCalls" (unpublish: kubelet's reconciler tears every volume out of the pod
 before it unmounts any device), then every volume's "healthCalls", then each
 "storageHealthProbes" entry's calls.
+
+Nothing on both sides is not taken for agreement (a window or a replay that missed its phase
+looks just so) unless --empty-is-same says that the phase was recorded doing nothing (a
+scenario's stage that failed for good: no files after publish, no request at unpublish).
 
 --explained 'NodePublishVolume.volume_context-=KEY,KEY:REASON' names a known difference: those
 volume-context keys are in kubeletclient's NodePublishVolume only. They are taken out before the
@@ -136,13 +141,16 @@ def compare_calls(argv):
     case, phase, record, first, last, report_path, scratch = argv[:7]
     rest = argv[7:]
     specs = []
-    keep_periodic = False
+    keep_periodic = empty_is_same = False
     while rest:
         if rest[0] == "--explained" and len(rest) > 1:
             specs.append(rest[1])
             rest = rest[2:]
         elif rest[0] == "--keep-periodic":
             keep_periodic = True
+            rest = rest[1:]
+        elif rest[0] == "--empty-is-same":
+            empty_is_same = True
             rest = rest[1:]
         else:
             sys.exit(f"unknown argument {rest[0]}")
@@ -195,6 +203,9 @@ def compare_calls(argv):
     real_lines = [one_line(c) for c in recorded]
     predicted_lines = [one_line(c) for c in predicted]
     if not real_lines and not predicted_lines:
+        if empty_is_same:
+            print(f"{label}: SAME: no requests from either, as the real kubelet was recorded")
+            return 0
         # Every case publishes and unpublishes something: nothing on both sides means the
         # window or the replay missed it, not that they agree.
         print(f"{label}: not compared: no requests on either side")
@@ -250,7 +261,10 @@ def compare_sent(argv):
 
 
 def compare_files(argv):
-    case, real_dir, predicted_dir, scratch = argv
+    case, real_dir, predicted_dir, scratch = argv[:4]
+    empty_is_same = argv[4:] == ["--empty-is-same"]
+    if argv[4:] and not empty_is_same:
+        sys.exit(f"unknown argument {argv[4]}")
     real, predicted = files_under(real_dir), files_under(predicted_dir)
     status = 0
     for path in sorted(set(real) | set(predicted)):
@@ -273,8 +287,11 @@ def compare_files(argv):
                   f"kubeletclient {json.dumps(theirs, sort_keys=True)}")
             status = 1
     if not real and not predicted:
-        print(f"{case} files: DIFFERENT: no files on either side to compare")
-        status = 1
+        if empty_is_same:
+            print(f"{case} files: SAME: none written by either, as the real kubelet was recorded")
+        else:
+            print(f"{case} files: DIFFERENT: no files on either side to compare")
+            status = 1
     return status
 
 
@@ -318,7 +335,7 @@ def main():
         return compare_calls(sys.argv[2:])
     if len(sys.argv) == 8 and sys.argv[1] == "sent":
         return compare_sent(sys.argv[2:])
-    if len(sys.argv) == 6 and sys.argv[1] == "files":
+    if len(sys.argv) in (6, 7) and sys.argv[1] == "files":
         return compare_files(sys.argv[2:])
     if len(sys.argv) == 6 and sys.argv[1] == "node":
         return compare_node(sys.argv[2:])

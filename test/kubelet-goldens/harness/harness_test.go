@@ -845,16 +845,28 @@ func (h *harness) phasePublish() error {
 	return nil
 }
 
-// logOwnership: whether kubelet applied the pod's fsGroup to the volume itself
-// (volume.SetVolumeOwnership after NodePublishVolume, for a driver without VOLUME_MOUNT_GROUP and
-// a volume the CSIDriver's fsGroupPolicy lets it change): it chowns the target directory (and what
-// is in it) to the fsGroup and sets its setgid bit. Neither the fake mounter nor the fake host util
-// takes part: the directory is real, and it is what the harness reads.
+// logOwnership: the group and mode of the volume's target directory after publish, in the
+// harness log and, one line per CSI volume in the pod's order, in ownership-after-publish.txt
+// ("<volume> <target, relative to the root> gid=<gid> mode=<permission bits, octal>", or
+// "<volume> not-mounted"). kubelet applies the pod's fsGroup itself (volume.SetVolumeOwnership
+// after NodePublishVolume, when the CSIDriver's fsGroupPolicy lets it) unless the driver has
+// VOLUME_MOUNT_GROUP, when the driver gets the group (volume_mount_group) and applies it. Either
+// way the group and the setgid bit show on the directory. Neither the fake mounter nor the fake
+// host util takes part: the directory is real, and it is what the harness reads.
 func (h *harness) logOwnership(name string) {
-	if h.pod.Spec.SecurityContext == nil || h.pod.Spec.SecurityContext.FSGroup == nil {
-		return
+	line := name + " not-mounted"
+	defer func() {
+		f, err := os.OpenFile(filepath.Join(h.out, "ownership-after-publish.txt"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0644)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		defer f.Close()
+		fmt.Fprintln(f, line)
+	}()
+	var fsGroup *int64
+	if h.pod.Spec.SecurityContext != nil {
+		fsGroup = h.pod.Spec.SecurityContext.FSGroup
 	}
-	fsGroup := *h.pod.Spec.SecurityContext.FSGroup
 	for _, mv := range h.asw.GetMountedVolumesForPod(h.podName) {
 		if mv.VolumeName != h.volNames[name] || mv.Mounter == nil {
 			continue
@@ -866,13 +878,16 @@ func (h *harness) logOwnership(name string) {
 			return
 		}
 		st := fi.Sys().(*syscall.Stat_t)
-		ran := int64(st.Gid) == fsGroup && fi.Mode()&os.ModeSetgid != 0
-		verdict := "SetVolumeOwnership did not run (group and setgid bit untouched)"
-		if ran {
-			verdict = fmt.Sprintf("SetVolumeOwnership ran (fsGroup %d applied by kubelet)", fsGroup)
+		rel := strings.TrimPrefix(dir, h.root+"/")
+		line = fmt.Sprintf("%s %s gid=%d mode=%04o", name, rel, st.Gid, st.Mode&07777)
+		verdict := "no fsGroup in the pod"
+		if fsGroup != nil {
+			verdict = "the pod's fsGroup not applied (group and setgid bit untouched)"
+			if int64(st.Gid) == *fsGroup && fi.Mode()&os.ModeSetgid != 0 {
+				verdict = fmt.Sprintf("the pod's fsGroup %d applied (by kubelet, or by the driver when it was given volume_mount_group)", *fsGroup)
+			}
 		}
-		h.logf("ownership: volume %s: target %s: uid %d gid %d mode %s: %s", name,
-			strings.TrimPrefix(dir, h.root+"/"), st.Uid, st.Gid, fi.Mode(), verdict)
+		h.logf("ownership: volume %s: target %s: uid %d gid %d mode %s: %s", name, rel, st.Uid, st.Gid, fi.Mode(), verdict)
 		return
 	}
 	h.logf("ownership: volume %s: not mounted", name)
