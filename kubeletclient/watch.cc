@@ -9,6 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "logging/logging.h"
+#include <atomic>
+
+#include "kubeletclient/csi/csi_node_updater.h"
 #include "kubeletclient/csi/driver_registry.h"
 #include "kubeletclient/util/files.h"
 #include "kubeletclient/csi/nodeinfomanager/node_status.h"
@@ -48,9 +51,17 @@ absl::Status RunWatch(const WatchOptions& options) {
   }
   // Every registry change is published at once, not every 10 s as kubelet once did.
   StatusWriter writer(options.node_status_file, options.node_name);
-  DriverRegistry registry(
-      [&writer](const DriverRegistry::Snapshot& drivers) { writer.Update(drivers); });
+  // The updater hears every change too (its own updates come back on its thread): it is made
+  // after the registry it updates and gone, its thread joined, before it.
+  std::atomic<CsiNodeUpdater*> updater_ptr{nullptr};
+  DriverRegistry registry([&writer, &updater_ptr](const DriverRegistry::Snapshot& drivers) {
+    writer.Update(drivers);
+    if (CsiNodeUpdater* updater = updater_ptr.load()) updater->OnRegistryChange(drivers);
+  });
   CallSet csi_calls;
+  CsiNodeUpdater updater(&registry, options.allocatable_update_periods,
+                         options.csi.node_get_info_timeout, &csi_calls);
+  updater_ptr = &updater;
   CsiHandler csi(&registry, options.csi, &csi_calls);
   Backoff backoff;
   backoff.retry_after_validation =

@@ -4,7 +4,10 @@
 #ifndef NDR_KUBELETCLIENT_WATCH_H_
 #define NDR_KUBELETCLIENT_WATCH_H_
 
+#include <map>
 #include <string>
+
+#include "absl/time/time.h"
 
 #include "absl/status/status.h"
 #include "kubeletclient/csi/csi_handler.h"
@@ -18,6 +21,10 @@ struct WatchOptions {
   std::string node_name;
   HandshakeTimeouts handshake;
   CsiHandlerOptions csi;
+  // Drivers whose NodeGetInfo is asked again on a period, and the period: the CSIDrivers'
+  // nodeAllocatableUpdatePeriodSeconds, when the release's MutableCSINodeAllocatableCount gate
+  // is on (csi/csi_node_updater.h).
+  std::map<std::string, absl::Duration> allocatable_update_periods;
 };
 
 // Blocks SIGTERM and SIGINT in this thread and all threads started later; call it first.

@@ -23,7 +23,8 @@ DEFINE_string(pod, "", "The Pod (YAML or JSON). Required.");
 DEFINE_string(objects, "",
               "Files or directories, comma-separated, with the PersistentVolumeClaims, "
               "PersistentVolumes, CSIDrivers, VolumeAttachments and Secrets the pod's volumes "
-              "need (sanity: also StorageClasses).");
+              "need (sanity: also StorageClasses; watch: the CSIDrivers, for their "
+              "nodeAllocatableUpdatePeriodSeconds).");
 DEFINE_string(root_dir, "/var/lib/kubelet", "Kubelet's root directory.");
 DEFINE_string(allowed_inline_drivers, "",
               "Drivers whose inline (ephemeral) volumes this node allows, comma-separated; empty "
@@ -36,7 +37,8 @@ DEFINE_string(kubelet_version, "1.37",
 DEFINE_string(feature_gates, "",
               "Kubelet's feature gates that change what is sent, Name=bool,... (ReadWriteOncePod, "
               "SELinuxMountReadWriteOncePod, SELinuxMount, SELinuxChangePolicy, CSIVolumeHealth, "
-              "CSINodeExpandSecret, RecoverVolumeExpansionFailure), over the --kubelet-version's "
+              "CSINodeExpandSecret, RecoverVolumeExpansionFailure, MutableCSINodeAllocatableCount), "
+              "over the --kubelet-version's "
               "defaults; a gate the release lacks or has locked is refused as kubelet refuses "
               "it.");
 DEFINE_string(host_selinux, "auto",

@@ -20,6 +20,21 @@ void DriverRegistry::Set(const DriverInfo& info) {
   Notify();
 }
 
+bool DriverRegistry::Update(const std::string& name, const std::string& registration_socket,
+                            const std::function<void(DriverInfo*)>& change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = drivers_.find(name);
+  if (it == drivers_.end() || it->second.registration_socket != registration_socket) return false;
+  DriverInfo updated = it->second;
+  change(&updated);
+  updated.name = it->second.name;
+  updated.endpoint = it->second.endpoint;
+  updated.registration_socket = it->second.registration_socket;
+  it->second = std::move(updated);
+  Notify();
+  return true;
+}
+
 bool DriverRegistry::Erase(const std::string& name, const std::string& registration_socket) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = drivers_.find(name);

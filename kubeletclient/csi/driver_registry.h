@@ -42,6 +42,10 @@ class DriverRegistry {
   Snapshot All() const;
   // Adds or replaces the driver `info.name`.
   void Set(const DriverInfo& info);
+  // Applies `change` to `name` if it is registered from `registration_socket` (the name and the
+  // sockets unchanged); returns whether it was.
+  bool Update(const std::string& name, const std::string& registration_socket,
+              const std::function<void(DriverInfo*)>& change);
   // Removes `name` if it was registered from `registration_socket`; returns whether it was.
   bool Erase(const std::string& name, const std::string& registration_socket);
 

@@ -21,6 +21,7 @@ const std::vector<std::pair<std::string, bool FeatureGates::*>>& Gates() {
       {"SELinuxMount", &FeatureGates::selinux_mount},
       {"SELinuxChangePolicy", &FeatureGates::selinux_change_policy},
       {"RecoverVolumeExpansionFailure", &FeatureGates::recover_volume_expansion_failure},
+      {"MutableCSINodeAllocatableCount", &FeatureGates::mutable_csi_node_allocatable_count},
   };
   return *gates;
 }

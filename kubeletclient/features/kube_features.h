@@ -41,6 +41,10 @@ struct FeatureGates {
   // status.allocatedResources and allocatedResourceStatuses (operation_generator.go
   // checkForRecoveryFromExpansion, node_expander.go).
   bool recover_volume_expansion_failure = false;
+  // (v1.33 alpha, v1.34 beta off, v1.35 beta on, v1.36 GA) Ask a registered driver's NodeGetInfo
+  // again every CSIDriver nodeAllocatableUpdatePeriodSeconds and update its CSINode entry
+  // (pkg/volume/csi/csi_node_updater.go runPeriodicUpdate, csi_plugin.go updateCSIDriver).
+  bool mutable_csi_node_allocatable_count = false;
 };
 
 // The gates kubeletclient knows, by their kubelet names.

@@ -19,7 +19,7 @@ TEST(FeatureGatesTest, DefaultsAreTheGoldensBaselineAndFlagsChangeThem) {
   EXPECT_EQ(FeatureGatesString(defaults),
             "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
             "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
-            "RecoverVolumeExpansionFailure=false");
+            "RecoverVolumeExpansionFailure=false,MutableCSINodeAllocatableCount=false");
 
   absl::StatusOr<FeatureGates> gates =
       ParseFeatureGates(" CSIVolumeHealth = True,ReadWriteOncePod=0,,SELinuxMountReadWriteOncePod=f");
@@ -42,7 +42,7 @@ TEST(FeatureGatesTest, ErrorsAreComponentBases) {
                        "unrecognized feature gate: NoSuchGate (kubeletclient knows "
                        "ReadWriteOncePod, SELinuxMountReadWriteOncePod, CSIVolumeHealth, "
                        "CSINodeExpandSecret, SELinuxMount, SELinuxChangePolicy, "
-                       "RecoverVolumeExpansionFailure)"));
+                       "RecoverVolumeExpansionFailure, MutableCSINodeAllocatableCount)"));
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ const std::vector<GateHistory>& Histories() {
       {"SELinuxChangePolicy", {{32, kAlphaOff}, {33, kBetaOn}, {36, kGaLocked}}},
       // Alpha and off to 1.31, beta and on 1.32, GA and locked 1.34.
       {"RecoverVolumeExpansionFailure", {{26, kAlphaOff}, {32, kBetaOn}, {34, kGaLocked}}},
+      // Alpha 1.33, beta but off 1.34, on 1.35, GA and locked 1.36 (v1.37.2's versioned spec).
+      {"MutableCSINodeAllocatableCount",
+       {{33, kAlphaOff}, {34, kBetaOff}, {35, kBetaOn}, {36, kGaLocked}}},
   };
   return *histories;
 }

@@ -1,5 +1,6 @@
 #include "kubeletclient/features/kubelet_releases.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/util/matchers.h"
@@ -38,36 +39,39 @@ TEST(KubeletReleasesTest, DefaultsFollowEachRelease) {
   EXPECT_EQ(defaults(26),
             "ReadWriteOncePod=false,SELinuxMountReadWriteOncePod=false,CSIVolumeHealth=false,"
             "CSINodeExpandSecret=false,SELinuxMount=false,SELinuxChangePolicy=false,"
-            "RecoverVolumeExpansionFailure=false");
+            "RecoverVolumeExpansionFailure=false,MutableCSINodeAllocatableCount=false");
   EXPECT_EQ(defaults(27),
             "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=false,CSIVolumeHealth=false,"
             "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
-            "RecoverVolumeExpansionFailure=false");
+            "RecoverVolumeExpansionFailure=false,MutableCSINodeAllocatableCount=false");
   // 1.28 to 1.31: SELinuxMountReadWriteOncePod on; SELinuxMount (1.30) off.
   for (int minor = 28; minor <= 31; ++minor) {
     EXPECT_EQ(defaults(minor),
               "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
               "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
-              "RecoverVolumeExpansionFailure=false")
+              "RecoverVolumeExpansionFailure=false,MutableCSINodeAllocatableCount=false")
         << minor;
   }
   // 1.32: expansion recovery on; 1.33: SELinuxChangePolicy on.
   EXPECT_EQ(defaults(32),
             "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
             "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=false,"
-            "RecoverVolumeExpansionFailure=true");
+            "RecoverVolumeExpansionFailure=true,MutableCSINodeAllocatableCount=false");
+  // 1.33 to 1.36: SELinuxChangePolicy on; MutableCSINodeAllocatableCount on from 1.35.
   for (int minor = 33; minor <= 36; ++minor) {
     EXPECT_EQ(defaults(minor),
-              "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
-              "CSINodeExpandSecret=true,SELinuxMount=false,SELinuxChangePolicy=true,"
-              "RecoverVolumeExpansionFailure=true")
+              absl::StrCat("ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,"
+                           "CSIVolumeHealth=false,CSINodeExpandSecret=true,SELinuxMount=false,"
+                           "SELinuxChangePolicy=true,RecoverVolumeExpansionFailure=true,"
+                           "MutableCSINodeAllocatableCount=",
+                           minor >= 35 ? "true" : "false"))
         << minor;
   }
   // 1.37: SELinuxMount GA and on.
   EXPECT_EQ(defaults(37),
             "ReadWriteOncePod=true,SELinuxMountReadWriteOncePod=true,CSIVolumeHealth=false,"
             "CSINodeExpandSecret=true,SELinuxMount=true,SELinuxChangePolicy=true,"
-            "RecoverVolumeExpansionFailure=true");
+            "RecoverVolumeExpansionFailure=true,MutableCSINodeAllocatableCount=true");
   // The struct's defaults are the v1.26 goldens' baseline: 1.28's.
   EXPECT_EQ(FeatureGatesString(FeatureGates()), defaults(28));
 }
@@ -92,6 +96,10 @@ TEST(KubeletReleasesTest, StagesAndLocks) {
   EXPECT_TRUE(GateAt("SELinuxChangePolicy", 36)->locked);
   EXPECT_FALSE(GateAt("RecoverVolumeExpansionFailure", 33)->locked);
   EXPECT_TRUE(GateAt("RecoverVolumeExpansionFailure", 34)->locked);
+  EXPECT_FALSE(GateAt("MutableCSINodeAllocatableCount", 32).has_value());
+  EXPECT_FALSE(GateAt("MutableCSINodeAllocatableCount", 34)->default_on);
+  EXPECT_TRUE(GateAt("MutableCSINodeAllocatableCount", 35)->default_on);
+  EXPECT_TRUE(GateAt("MutableCSINodeAllocatableCount", 36)->locked);
 }
 
 // The behaviours without a gate: each from its release on, none before.

@@ -435,6 +435,8 @@ absl::StatusOr<CsiDriverObject> ParseCsiDriver(const Field& doc) {
   std::optional<bool> tokens_in_secrets;
   NDR_ASSIGN(tokens_in_secrets, spec["serviceAccountTokenInSecrets"].Bool());
   driver.service_account_token_in_secrets = tokens_in_secrets.value_or(false);
+  NDR_ASSIGN(driver.node_allocatable_update_period_seconds,
+             spec["nodeAllocatableUpdatePeriodSeconds"].Int64());
   return driver;
 }
 

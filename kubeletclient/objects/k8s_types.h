@@ -160,6 +160,9 @@ struct CsiDriverObject {
   bool requires_republish = false;           // spec.requiresRepublish
   // spec.serviceAccountTokenInSecrets (v1.35+): tokens in NodePublishVolume's secrets.
   bool service_account_token_in_secrets = false;
+  // spec.nodeAllocatableUpdatePeriodSeconds (v1.33+, at least 10): how often kubelet asks the
+  // driver's NodeGetInfo again and updates the CSINode's allocatable count.
+  std::optional<int64_t> node_allocatable_update_period_seconds;
 };
 
 // A v1 ServiceAccount: whose name and UID go into the tokens kubelet requests for a pod.

@@ -562,6 +562,12 @@ absl::Status ValidateCsiDriverObject(const CsiDriverObject& driver) {
   if (std::find(policies.begin(), policies.end(), driver.fs_group_policy) == policies.end()) {
     errors.NotSupported("spec.fsGroupPolicy", driver.fs_group_policy, policies);
   }
+  // validateNodeAllocatableUpdatePeriodSeconds (v1.37.2).
+  if (driver.node_allocatable_update_period_seconds.value_or(10) < 10) {
+    errors.InvalidInt("spec.nodeAllocatableUpdatePeriodSeconds",
+                      *driver.node_allocatable_update_period_seconds,
+                      "must be greater than or equal to 10 seconds");
+  }
   return errors.ToStatus();
 }
 

@@ -372,6 +372,14 @@ TEST(ValidateOtherObjectsTest, ClaimsSecretsAndCsiDrivers) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        "spec.volumeLifecycleModes: Unsupported value: \"Forever\": supported "
                        "values: \"Persistent\", \"Ephemeral\""));
+  CsiDriverObject periodic{"d", std::nullopt, std::nullopt, {"Persistent"}};
+  periodic.node_allocatable_update_period_seconds = 10;
+  EXPECT_THAT(ValidateCsiDriverObject(periodic), IsOk());
+  periodic.node_allocatable_update_period_seconds = 9;
+  EXPECT_THAT(ValidateCsiDriverObject(periodic),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "spec.nodeAllocatableUpdatePeriodSeconds: Invalid value: 9: must be "
+                       "greater than or equal to 10 seconds"));
 }
 
 TEST(ValidateFieldTest, CsiDriverNameAndVolumeHandle) {

@@ -20,6 +20,9 @@ DEFINE_string(endpoint, "unix:///csi/csi.sock", "CSI endpoint: a socket path or 
 DEFINE_string(drivername, ndr::sample::kDefaultDriverName, "Name returned by GetPluginInfo.");
 DEFINE_string(nodeid, "", "Node ID returned by NodeGetInfo (default: this host's name).");
 DEFINE_int64(max_volumes_per_node, 0, "NodeGetInfo's max_volumes_per_node; 0 means no limit.");
+DEFINE_int64(later_max_volumes_per_node, -1,
+             "NodeGetInfo's max_volumes_per_node from its second call on (-1: the same as "
+             "--max-volumes-per-node), as a driver whose capacity on the node changes.");
 DEFINE_string(topology, "",
               "NodeGetInfo's accessible topology as key=value pairs separated by commas, e.g. "
               "topology.sample.csi.example.com/zone=z1.");
@@ -108,7 +111,8 @@ int main(int argc, char** argv) {
     std::cout << ndr::GoFlagUsage(
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
-               "filesystem_only", "inline_only", "lazy_staging", "max_volumes_per_node",
+               "filesystem_only", "inline_only", "lazy_staging", "later_max_volumes_per_node",
+               "max_volumes_per_node",
                "no_stats", "nodeid", "record", "reject_pod_info", "require_shared_propagation",
                "stage_error", "stage_unstage", "token_jwks", "topology", "vendor_version",
                "volume_mount_group"}},
@@ -130,6 +134,9 @@ int main(int argc, char** argv) {
   options.vendor_version = FLAGS_vendor_version;
   options.node_id = FLAGS_nodeid.empty() ? HostName() : FLAGS_nodeid;
   options.max_volumes_per_node = FLAGS_max_volumes_per_node;
+  if (FLAGS_later_max_volumes_per_node != -1) {
+    options.later_max_volumes_per_node = FLAGS_later_max_volumes_per_node;
+  }
   options.reject_pod_info = FLAGS_reject_pod_info;
   options.stage_unstage = FLAGS_stage_unstage;
   options.controller = FLAGS_controller;

@@ -277,6 +277,9 @@ absl::Status ValidateDriverOptions(const DriverOptions& options) {
   if (options.max_volumes_per_node < 0) {
     return absl::InvalidArgumentError("--max-volumes-per-node: must not be negative");
   }
+  if (options.later_max_volumes_per_node.value_or(0) < 0) {
+    return absl::InvalidArgumentError("--later-max-volumes-per-node: must not be negative");
+  }
   for (const std::string& fault : options.faults) {
     if (std::find(std::begin(kFaults), std::end(kFaults), fault) == std::end(kFaults)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -548,7 +551,10 @@ grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*,
   if (options_.record) options_.record->Add("NodeGetInfo", *request);
   NDR_VLOG(4) << "NodeGetInfo";
   response->set_node_id(options_.node_id);
-  response->set_max_volumes_per_node(options_.max_volumes_per_node);
+  const bool first = node_get_info_calls_.fetch_add(1) == 0;
+  response->set_max_volumes_per_node(first || !options_.later_max_volumes_per_node.has_value()
+                                         ? options_.max_volumes_per_node
+                                         : *options_.later_max_volumes_per_node);
   if (!options_.topology.empty()) {
     response->mutable_accessible_topology()->mutable_segments()->insert(
         options_.topology.begin(), options_.topology.end());

@@ -68,6 +68,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -140,6 +141,10 @@ struct DriverOptions {
   std::string node_id;
   // NodeGetInfo's max_volumes_per_node; 0 means no limit.
   int64_t max_volumes_per_node = 0;
+  // NodeGetInfo's max_volumes_per_node from the second call on: a driver whose capacity on the
+  // node changes, as Kubernetes' mock driver's can, for kubelet's periodic NodeGetInfo
+  // (CSIDriver nodeAllocatableUpdatePeriodSeconds); nullopt: always max_volumes_per_node.
+  std::optional<int64_t> later_max_volumes_per_node;
   // NodeGetInfo's accessible_topology segments; when set, the plugin also advertises the
   // VOLUME_ACCESSIBILITY_CONSTRAINTS capability, as the spec requires.
   std::map<std::string, std::string> topology;
@@ -323,6 +328,7 @@ class NodeService final : public csi::v1::Node::Service {
   bool change_host_ = false;
   std::string why_not_change_host_;
   std::mutex mu_;
+  std::atomic<int> node_get_info_calls_{0};
 };
 
 }  // namespace ndr::sample

@@ -396,6 +396,23 @@ TEST_F(StagingDriverTest, StageErrorAnswersTheCodeAndStagesNothing) {
   }
 }
 
+// --later-max-volumes-per-node: the first NodeGetInfo (kubelet's at registration) answers
+// --max-volumes-per-node, every later one the new count.
+TEST_F(SampleDriverTest, LaterNodeGetInfoAnswersTheLaterCount) {
+  DriverOptions options;
+  options.node_id = "node-1";
+  options.max_volumes_per_node = 7;
+  options.later_max_volumes_per_node = 3;
+  server_->Shutdown();
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  Start(options);
+  for (int64_t expected : {7, 3, 3}) {
+    csi::v1::NodeGetInfoResponse info;
+    ASSERT_TRUE(node_stub_->NodeGetInfo(Context().get(), {}, &info).ok());
+    EXPECT_EQ(info.max_volumes_per_node(), expected);
+  }
+}
+
 TEST(ParseErrorCodeTest, NamesOfCodesButOk) {
   EXPECT_EQ(ParseErrorCode("INVALID_ARGUMENT"), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseErrorCode("DEADLINE_EXCEEDED"), absl::StatusCode::kDeadlineExceeded);
@@ -878,6 +895,8 @@ TEST(ValidateDriverOptionsTest, Table) {
       {"negative max", [](DriverOptions* o) { o->max_volumes_per_node = -1; },
        "--max-volumes-per-node"},
       {"relative data dir", [](DriverOptions* o) { o->data_dir = "data"; }, "--data-dir"},
+      {"negative later max", [](DriverOptions* o) { o->later_max_volumes_per_node = -2; },
+       "--later-max-volumes-per-node"},
       {"absolute data dir", [](DriverOptions* o) { o->data_dir = "/var/lib/x"; }, nullptr},
   };
   for (const Case& c : cases) {

@@ -103,6 +103,8 @@ phase() {
 }
 
 lines() { [[ -f $1 ]] && wc -l <"$1" || echo 0; }
+# record_has N: the driver's record has at least N lines (read again at every poll).
+record_has() { test "$(lines "$record")" -ge "$1"; }
 
 replay() {
   local version_dir=$1 scenario=$2
@@ -142,17 +144,23 @@ replay() {
   pids+=($!)
   wait_for "$version: the driver's socket" test -S "$work/csi.sock" || { kill "${pids[@]}"; return; }
 
-  # Registration: kubeletclient watch at the release, then our registrar.
+  # Registration: kubeletclient watch at the release, with the scenario's CSIDriver (its
+  # nodeAllocatableUpdatePeriodSeconds), then our registrar.
+  local csidrivers="" f
+  while read -r f; do
+    [[ $f == csidriver*.yaml ]] && csidrivers+=${csidrivers:+,}$objects/$f
+  done < <(sc_get object_files)
   "$kubeletclient" watch --kubelet-version="$minor" --plugin-registry-dir="$reg" \
-    --node-status-file="$work/status.json" --node-name=demo-node 2>"$work/watch.log" &
+    --node-status-file="$work/status.json" --node-name=demo-node --objects="$csidrivers" \
+    2>"$work/watch.log" &
   pids+=($!)
   "$registrar" --csi-address="$work/csi.sock" --kubelet-registration-path="$work/csi.sock" \
     --plugin-registration-path="$reg" "${registrar_flags[@]}" 2>"$work/registrar.log" &
   pids+=($!)
   wait_for "$version: registration" grep -q '"sample.csi.example.com"' "$work/status.json" ||
     { kill "${pids[@]}"; return; }
-  wait_for "$version: the registration's requests in the record" \
-    test "$(lines "$record")" -ge 2 || { kill "${pids[@]}"; return; }
+  wait_for "$version: the registration's requests in the record" record_has 2 ||
+    { kill "${pids[@]}"; return; }
   local first last
   read -r first last < <(phase registration)
   # The registration's requests, as recorded by the driver on both sides (the registrar's
@@ -180,7 +188,7 @@ EOF
     --service-account-key-file="$work/sa.key")
   # The objects of each phase: the golden's (but the pod), the scenario's resized ones, and the
   # resized claim as kubeletclient says kubelet leaves it (after "claim").
-  local base="" resized_file f
+  local base="" resized_file
   while read -r f; do
     [[ $f == pod.yaml ]] && continue
     base+=${base:+,}$objects/$f
@@ -216,6 +224,49 @@ EOF
     "$python" "$compare" calls "$version" "$name" "$golden/record.jsonl" "$((first - 1))" \
       "$last" "$work/$name.json" "$root" "${extra[@]}" || fail "$version: $name requests"
   }
+  # The allocatable phase: the watch started at registration goes on; where the real kubelet
+  # asked NodeGetInfo again (the golden's window holds the calls), wait for as many calls and
+  # for the node status to show the CSINode the real code left (csinode-after-allocatable.json),
+  # then compare both. Where it asked nothing, nothing can be waited for: watch for as long as
+  # the harness did (two periods and two seconds) and compare what came, which must be nothing.
+  replay_allocatable() {
+    local period="" a
+    for a in "$@"; do [[ $a == --period=* ]] && period=${a#--period=}; done
+    period=${period%s}
+    [[ $period =~ ^[0-9]+$ ]] || { fail "$version: allocatable: --period=Ns expected, got '$*'"; return; }
+    local before want
+    read -r first last < <(phase allocatable)
+    want=$((last - first + 1))
+    before=$(lines "$record")
+    if ((want > 0)); then
+      wait_for "$version: allocatable: $want requests" record_has $((before + want))
+      node_as_left() {
+        "$python" "$compare" node "$golden/csinode-after-allocatable.json" "$golden/node.json" \
+          "$work/status.json" sample.csi.example.com >/dev/null
+      }
+      wait_for "$version: allocatable: the CSINode as the real kubelet left it" node_as_left
+    else
+      sleep $((2 * period + 2))
+    fi
+    if "$python" - "$golden/record.jsonl" "$first" "$last" "$record" "$before" "$version" <<'EOF'
+import json, sys
+golden, first, last, ours, before, version = sys.argv[1:7]
+real = [json.dumps(json.loads(l), sort_keys=True) for i, l in enumerate(open(golden), 1)
+        if int(first) <= i <= int(last)]
+mine = [json.dumps(json.loads(l), sort_keys=True) for i, l in enumerate(open(ours), 1)
+        if i > int(before)][:len(real) + 1]  # one more: a call too many is a difference
+same = real == mine
+print("%s allocatable: %s: %s" % (version, "SAME" if same else "DIFFERENT",
+      ", ".join(json.loads(c)["method"] for c in real) or "no requests from either"))
+if not same:
+    print("  real kubelet:  %s" % real)
+    print("  kubeletclient: %s" % mine)
+sys.exit(0 if same else 1)
+EOF
+    then :; else fail "$version: allocatable requests"; fi
+    "$python" "$compare" node "$golden/csinode-after-allocatable.json" "$golden/node.json" \
+      "$work/status.json" sample.csi.example.com || fail "$version: CSINode after allocatable"
+  }
   copy_kubelet_files() {  # FROM_ROOT TO_DIR: kubelet's vol_data.json files, paths kept
     rm -rf "$2"; mkdir -p "$2"
     (cd "$1" && find . -name vol_data.json -type f) | while read -r f; do
@@ -232,6 +283,10 @@ EOF
     [[ ${fields[5]} == True ]] && empty=(--empty-is-same)
     args=("${fields[@]:6}")
     [[ $name == registration ]] && continue
+    if [[ $name == allocatable ]]; then
+      replay_allocatable "${args[@]}"
+      continue
+    fi
     case $command in
       unpublish)
         local sent_before

@@ -249,6 +249,7 @@ func TestRecordGolden(t *testing.T) {
 		"expand":       h.phaseExpand,
 		"republish":    h.phaseRepublish,
 		"unpublish":    h.phaseUnpublish,
+		"allocatable":  h.phaseAllocatable,
 	}
 	type phaseRun struct {
 		name string
@@ -670,6 +671,73 @@ func (h *harness) phaseRegistration() error {
 	node := h.getNode()
 	node.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Node"}
 	h.writeJSON("node.json", node)
+	return nil
+}
+
+// --- phase: allocatable -------------------------------------------------------------------------
+
+// allocatableCount: the driver's allocatable count in the CSINode, -1 for none.
+func (h *harness) allocatableCount() int32 {
+	cn, err := h.client.StorageV1().CSINodes().Get(context.TODO(), nodeName, metav1.GetOptions{})
+	if err != nil {
+		return -1
+	}
+	for _, d := range cn.Spec.Drivers {
+		if d.Name == driverName && d.Allocatable != nil && d.Allocatable.Count != nil {
+			return *d.Allocatable.Count
+		}
+	}
+	return -1
+}
+
+// phaseAllocatable: kubelet's CSINode updater, when the release has one, asks the driver's
+// NodeGetInfo again every CSIDriver nodeAllocatableUpdatePeriodSeconds (--period=, the same as
+// the scenario's CSIDriver) and puts the new count into the CSINode: the phase waits for the
+// count to change (at most three periods). Where the release has none, it watches for two
+// periods and two seconds, time for two rounds, and nothing may come. The CSINode after it is
+// csinode-after-allocatable.json.
+func (h *harness) phaseAllocatable() error {
+	period := time.Duration(0)
+	for _, p := range h.sc.Phases {
+		for _, a := range p.Args {
+			if p.Phase == "allocatable" && strings.HasPrefix(a, "--period=") {
+				d, err := time.ParseDuration(strings.TrimPrefix(a, "--period="))
+				if err != nil {
+					return fmt.Errorf("scenario.json: allocatable %s: %v", a, err)
+				}
+				period = d
+			}
+		}
+	}
+	if period <= 0 {
+		return fmt.Errorf("scenario.json: the allocatable phase needs --period=, the CSIDriver's nodeAllocatableUpdatePeriodSeconds")
+	}
+	before := h.allocatableCount()
+	started, what, err := startCSINodeUpdater(h)
+	if err != nil {
+		return err
+	}
+	h.logf("%s; allocatable count %d at registration", what, before)
+	if started {
+		if err := waitFor(3*period, "the CSINode's allocatable count to change", func() (bool, error) {
+			return h.allocatableCount() != before, nil
+		}); err != nil {
+			return err
+		}
+	} else {
+		time.Sleep(2*period + 2*time.Second)
+		if after := h.allocatableCount(); after != before {
+			return fmt.Errorf("the allocatable count changed (%d to %d) without a CSINode updater", before, after)
+		}
+	}
+	h.settleRecord()
+	h.logf("allocatable count %d after the phase", h.allocatableCount())
+	cn, err := h.client.StorageV1().CSINodes().Get(context.TODO(), nodeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	cn.TypeMeta = metav1.TypeMeta{APIVersion: "storage.k8s.io/v1", Kind: "CSINode"}
+	h.writeJSON("csinode-after-allocatable.json", cn)
 	return nil
 }
 
