@@ -238,8 +238,8 @@ TEST_F(KubeletClientTest, HelpPerCommand) {
        {"-node-status-file", "-registration-socket", "kubeletclient watch"}},
       {"watch",
        {"Usage:\n  kubeletclient watch ", "  -node-status-file string\n",
-        "  -plugin-registry-dir string\n"},
-       {"-pod string", "-feature-gates"}},
+        "  -plugin-registry-dir string\n", "  -objects string\n", "  -feature-gates string\n"},
+       {"-pod string", "-root-dir"}},
       {"probe",
        {"  -registration-socket string\n", "  -notify\n", "  -ask-csi-registration\n"},
        {"-pod string", "-junit"}},
@@ -758,6 +758,12 @@ TEST_F(KubeletClientTest, BadCommandLinesAreOneLineErrors) {
        "jwks: --pod is not one of its flags; its flags are --service-account-key-file "
        "(kubeletclient jwks --help)"},
       {{"unpublish", "--pod=p.yaml", "--objects=o.yaml"}, "unpublish: --objects is not one"},
+      // watch reads its CSIDrivers and gates before it writes anything.
+      {{"watch", "--node-status-file=/nonexistent/s.json", "--objects=/nonexistent/d.yaml"},
+       "--objects: "},
+      {{"watch", "--node-status-file=/nonexistent/s.json", "--kubelet-version=1.32",
+        "--feature-gates=MutableCSINodeAllocatableCount=true"},
+       "--feature-gates: unrecognized feature gate: MutableCSINodeAllocatableCount"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {Runfile(kClient)};

@@ -75,9 +75,9 @@ TEST(CommandsTest, AnotherCommandsFlagsAreRefused) {
   EXPECT_THAT(CheckOwnFlags(*FindCommand("sanity")), IsOk());
   EXPECT_EQ(CheckOwnFlags(*FindCommand("watch")).message(),
             "watch: --junit is not one of its flags; its flags are --plugin-registry-dir, "
-            "--node-status-file, --node-name, --kubelet-version, --get-info-timeout, "
-            "--notify-timeout, --node-get-info-timeout, --ask-csi-registration (kubeletclient "
-            "watch --help)");
+            "--node-status-file, --node-name, --objects, --feature-gates, --kubelet-version, "
+            "--get-info-timeout, --notify-timeout, --node-get-info-timeout, "
+            "--ask-csi-registration (kubeletclient watch --help)");
   ASSERT_FALSE(gflags::SetCommandLineOption("format", "json").empty());
   EXPECT_EQ(CheckOwnFlags(*FindCommand("jwks")).message(),
             "jwks: --format, --junit are not its flags; its flags are --service-account-key-file "

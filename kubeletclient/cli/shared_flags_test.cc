@@ -122,12 +122,14 @@ TEST(SharedFlagsTest, BadNodeFlagsAreRefusedByName) {
       {"gate at one release", {{"feature_gates", "Nope=true"}},
        "--feature-gates: unrecognized feature gate: Nope (kubeletclient knows ReadWriteOncePod, "
        "SELinuxMountReadWriteOncePod, CSIVolumeHealth, CSINodeExpandSecret, SELinuxMount, "
-       "SELinuxChangePolicy, RecoverVolumeExpansionFailure)"},
+       "SELinuxChangePolicy, RecoverVolumeExpansionFailure, "
+       "MutableCSINodeAllocatableCount)"},
       {"gate at several releases",
        {{"feature_gates", "Nope=true"}, {"kubelet_version", "1.29,1.30"}},
        "--feature-gates: unrecognized feature gate: Nope (kubeletclient knows ReadWriteOncePod, "
        "SELinuxMountReadWriteOncePod, CSIVolumeHealth, CSINodeExpandSecret, SELinuxMount, "
-       "SELinuxChangePolicy, RecoverVolumeExpansionFailure) (at kubelet 1.29)"},
+       "SELinuxChangePolicy, RecoverVolumeExpansionFailure, "
+       "MutableCSINodeAllocatableCount) (at kubelet 1.29)"},
       {"expansion recovery before 1.31",
        {{"feature_gates", "RecoverVolumeExpansionFailure=true"}, {"kubelet_version", "1.31,1.30"}},
        "--feature-gates: RecoverVolumeExpansionFailure=true at kubelet 1.30: kubeletclient models "
