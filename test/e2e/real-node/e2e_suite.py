@@ -105,18 +105,19 @@ def write_store(path, rows):
 
 def record(report_path, store_path, commit, planned=(), now=None):
     """Adds a run's outcomes and returns how many. An interrupted spec has no outcome and changes
-    nothing. A skipped one was either not selected (the focus leaves out every other test of
-    e2e.test) or skipped itself at run time (e2e.test's Skip, for what this cluster lacks): only
-    the latter, a name in PLANNED, is an outcome, SKIP with Ginkgo's message, else the test would
-    stay to run for ever."""
+    nothing. A skipped one was not selected (the focus leaves out every other test of e2e.test),
+    or not reached (after an interrupt Ginkgo runs no node and reports the spec skipped with an
+    empty Failure: runNode in internal/suite.go, v2.32.0), or skipped itself at run time (e2e.test's Skip, for what this cluster lacks, with
+    its reason): only the last, a name in PLANNED with a message, is an outcome, SKIP, else the
+    test would stay to run for ever."""
     rows = read_store(store_path)
     date = now or time.strftime("%Y-%m-%d", time.gmtime())
     planned = set(planned)
     count = 0
     for name, outcome, seconds, message in specs(report_path):
         name = clean(name)
-        if outcome == "INTERRUPTED" or (outcome == "SKIP" and name not in planned):
-            continue  # stopped before it had an outcome, or not selected: still to run
+        if outcome == "INTERRUPTED" or (outcome == "SKIP" and (name not in planned or not message)):
+            continue  # stopped before it had an outcome, not selected or not reached: still to run
         rows[name] = dict(outcome=outcome, seconds=seconds, date=date, commit=commit,
                                  message=message)
         count += 1

@@ -85,18 +85,21 @@ class E2eSuite(unittest.TestCase):
         # The focus selects A and B; every other spec of e2e.test is reported skipped (C). B
         # called Skip at run time: recorded as SKIP with its reason, and not planned again.
         store = self.path("ours.tsv")
+        # D was planned too but never reached (an interrupt): skipped without a message, still
+        # to run.
+        D = A.replace("podInfoOnMount=true", "podInfoOnMount=false")
         report = self.report("r.json", [spec(parts(A), "passed"),
                                         spec(parts(B), "skipped", 2, "Driver lacks\tfeature"),
-                                        spec(parts(C), "skipped")])
+                                        spec(parts(C), "skipped"), spec(parts(D), "skipped")])
         code, out, err = self.run_script("record", report, store, "x",
-                                         "--planned=" + self.names(A, B))
+                                         "--planned=" + self.names(A, B, D))
         self.assertEqual((code, out.strip()), (0, "2"), err)
         with open(store) as f:
             by_name = {r[0]: r for r in (line.rstrip("\n").split("\t") for line in f)}
         self.assertEqual(sorted(by_name), sorted([A, B]))
         self.assertEqual((by_name[B][1], by_name[B][5]), ("SKIP", "Driver lacks feature"))
-        self.assertEqual(self.run_script("plan", self.names(A, B, C), store, store)[1].splitlines(),
-                         [C])
+        self.assertEqual(
+            self.run_script("plan", self.names(A, B, C, D), store, store)[1].splitlines(), [C, D])
 
     def test_an_interrupted_test_stays_to_run(self):
         store = self.path("ours.tsv")
