@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "api/csi/csi.grpc.pb.h"
 #include "api/csiregistration/csiregistration.grpc.pb.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
@@ -748,7 +749,8 @@ TEST_F(KubeletClientTest, BadCommandLinesAreOneLineErrors) {
       {{"dance"}, "unknown command \"dance\""},
       {{"watch"}, "--node-status-file is required"},
       {{"probe"}, "--registration-socket is required"},
-      {{"watch", "--node-status-file=/tmp/x", "--plugin-registry-dir=/nonexistent/dir"},
+      // @DIR@: the case's own temporary directory (watch writes the status file first).
+      {{"watch", "--node-status-file=@DIR@/status.json", "--plugin-registry-dir=/nonexistent/dir"},
        "plugin registry directory /nonexistent/dir"},
       {{"probe", "--registration-socket=/x", "--get-info-timeout=fast"}, "--get-info-timeout"},
       // A flag of another command would be accepted and do nothing.
@@ -766,9 +768,11 @@ TEST_F(KubeletClientTest, BadCommandLinesAreOneLineErrors) {
        "--feature-gates: unrecognized feature gate: MutableCSINodeAllocatableCount"},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> argv = {Runfile(kClient)};
-    argv.insert(argv.end(), c.args.begin(), c.args.end());
     TempDir logs("kcl");
+    std::vector<std::string> argv = {Runfile(kClient)};
+    for (const std::string& arg : c.args) {
+      argv.push_back(absl::StrReplaceAll(arg, {{"@DIR@", logs.path()}}));
+    }
     Subprocess client(argv, logs.Join("log"));
     EXPECT_EQ(client.Wait(), 1) << c.message;
     EXPECT_THAT(client.Log(), HasSubstr(c.message));
