@@ -234,9 +234,15 @@ pack() {  # pack NAME IMAGE_REF ENTRYPOINT=FILE [MORE=FILE | LINK->TARGET ...]
   shift
   python3 "$here/real-node/docker_archive.py" "$RN_WORK/images/$name.tar" "$@"
 }
+# The busybox image has the upstream e2e busybox image's users and groups: tests read names from
+# `ls -l` (the CSI mock suite's fsGroup tests expect a file of group root to show "root").
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n' \
+  >"$RN_WORK/images/passwd"
+printf 'root:x:0:\nnobody:x:65534:\n' >"$RN_WORK/images/group"
 gcc -static -Os -s -o "$RN_WORK/images/pause" "$here/real-node/pause.c" &&
   pack pause "$RN_PAUSE_IMAGE" "/pause=$RN_WORK/images/pause" &&
   pack busybox "$RN_BUSYBOX_IMAGE" "/bin/busybox=/bin/busybox" \
+    "/etc/passwd=$RN_WORK/images/passwd" "/etc/group=$RN_WORK/images/group" \
     $(/bin/busybox --list | grep -vx busybox | sed 's|.*|/bin/&->busybox|') ||
   { echo "real-node.sh: building the pause and busybox images failed" >&2; exit 1; }
 for sidecar in ATTACHER PROVISIONER; do

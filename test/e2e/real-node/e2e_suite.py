@@ -12,10 +12,11 @@ ContainerHierarchyTexts and LeafNodeText make a test's name, State its outcome a
   e2e_suite.py record REPORT STORE COMMIT [--planned=NAMES]
                                               adds a run's outcomes to STORE (one row per test);
                                               a test of NAMES that skipped itself is SKIP
-  e2e_suite.py plan NAMES OURS GO [--rerun=REGEX] [--limit=N]
+  e2e_suite.py plan NAMES OURS GO [--rerun=REGEX] [--limit=N] [--for=ours|go]
                                               names still to run: missing in either store, or
                                               matching REGEX (a regex on the name, or 'failed':
-                                              not PASS with both, or 'differ': not the same)
+                                              not PASS with both, or 'differ': not the same);
+                                              --for: of those, the ones that registrar runs
   e2e_suite.py focus NAMES                    a --ginkgo.focus that runs exactly those tests
   e2e_suite.py table NAMES OURS GO            Markdown table per test, then one summary line:
                                               "SUMMARY total=N both=N same=N differ=N missing=N"
@@ -130,7 +131,10 @@ def read_names(path):
         return [line.rstrip("\n") for line in f if line.strip()]
 
 
-def plan(names, ours, go, rerun=None, limit=0):
+def plan(names, ours, go, rerun=None, limit=0, only=None):
+    """The names to run: missing in either store, or chosen by RERUN; at most LIMIT of them. With
+    ONLY ("ours" or "go"), those of them that registrar runs: a test the other store alone lacks
+    is not run again with this one, a test chosen by RERUN is run with both."""
     picked = []
     for name in names:
         a, b = ours.get(name), go.get(name)
@@ -144,7 +148,11 @@ def plan(names, ours, go, rerun=None, limit=0):
                 picked.append(name)
         elif rerun and re.search(rerun, name):
             picked.append(name)
-    return picked[:limit] if limit > 0 else picked
+    picked = picked[:limit] if limit > 0 else picked
+    if only is not None:
+        mine = ours if only == "ours" else go
+        picked = [n for n in picked if n not in mine or (n in ours and n in go)]
+    return picked
 
 
 def focus(names):
@@ -206,8 +214,11 @@ def main(argv):
             rerun = options.get("rerun")
             if rerun not in (None, "failed", "differ"):
                 re.compile(rerun)
+            only = options.get("for")
+            if only not in (None, "ours", "go"):
+                raise ValueError(f"--for={only}: ours or go")
             for name in plan(read_names(args[0]), read_store(args[1]), read_store(args[2]),
-                             rerun, int(options.get("limit", "0"))):
+                             rerun, int(options.get("limit", "0")), only):
                 print(name)
         elif command == "focus" and len(args) == 1:
             print(focus(read_names(args[0])))

@@ -131,6 +131,28 @@ class E2eSuite(unittest.TestCase):
         code, out, _ = self.run_script("plan", self.names(A, B, C), ours, go, "--limit=1")
         self.assertEqual(out.splitlines(), [B])
 
+    def test_each_registrar_runs_only_what_its_store_lacks(self):
+        # A run stopped after ours: ours has A and B, Go nothing; C is new. Ours runs C only,
+        # Go all three; a rerun asked for runs with both.
+        ours, go = self.path("ours.tsv"), self.path("go.tsv")
+        self.run_script("record", self.report("o.json", [spec(parts(A), "passed"),
+                                                         spec(parts(B), "failed")]), ours, "x")
+        names = self.names(A, B, C)
+        self.assertEqual(self.run_script("plan", names, ours, go, "--for=ours")[1].splitlines(), [C])
+        self.assertEqual(self.run_script("plan", names, ours, go, "--for=go")[1].splitlines(),
+                         [A, B, C])
+        self.assertEqual(self.run_script("plan", names, ours, go, "--for=go", "--limit=1")[1]
+                         .splitlines(), [A])
+        self.run_script("record", self.report("g.json", [spec(parts(A), "passed"),
+                                                         spec(parts(B), "passed")]), go, "x")
+        self.assertEqual(self.run_script("plan", names, ours, go, "--for=ours",
+                                         "--rerun=differ")[1].splitlines(), [B, C])
+        self.assertEqual(self.run_script("plan", names, ours, go, "--for=go",
+                                         "--rerun=differ")[1].splitlines(), [B, C])
+        code, _, err = self.run_script("plan", names, ours, go, "--for=both")
+        self.assertEqual(code, 1)
+        self.assertIn("--for=both", err)
+
     def test_plan_reruns_what_is_asked(self):
         ours, go = self.path("ours.tsv"), self.path("go.tsv")
         self.run_script("record", self.report("o.json", [spec(parts(A), "passed"),
