@@ -64,10 +64,13 @@ void CsiNodeUpdater::Run() {
       continue;
     }
     std::vector<std::pair<std::string, std::string>> due;
+    const absl::Time now = absl::Now();
     for (auto& [name, ticker] : tickers_) {
-      if (ticker.next > absl::Now()) continue;
+      if (ticker.next > now) continue;
       due.emplace_back(name, ticker.registration_socket);
-      ticker.next += periods_.at(name);  // a ticker's rhythm, whatever the call takes
+      // A Go time.Ticker's rhythm: the next multiple of the period; ticks missed while a call
+      // was slow are dropped, not made up.
+      while (ticker.next <= now) ticker.next += periods_.at(name);
     }
     lock.unlock();  // the registry calls back into OnRegistryChange
     for (const auto& [name, socket] : due) Tick(name, socket);
