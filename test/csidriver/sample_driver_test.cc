@@ -41,7 +41,15 @@ using ::testing::HasSubstr;
 
 class SampleDriverTest : public ::testing::Test {
  protected:
+  // Starts the services with `options`; a server already running (a test that restarts the
+  // driver with other options) is stopped and gone first, so that none of its threads still
+  // uses the services being replaced.
   void Start(DriverOptions options) {
+    if (server_) {
+      server_->Shutdown();
+      server_->Wait();
+      server_.reset();
+    }
     identity_ = std::make_unique<IdentityService>(options);
     node_ = std::make_unique<NodeService>(options);
     grpc::ServerBuilder builder;
