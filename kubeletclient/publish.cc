@@ -1,12 +1,8 @@
 #include "kubeletclient/publish.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "kubeletclient/csi/csi_attacher.h"
-#include "kubeletclient/csi/csi_client.h"
-#include "kubeletclient/csi/vol_data.h"
 
 namespace ndr::kubelet {
 
@@ -102,17 +98,11 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
     outcome.error = Refusal(*pod, plans.status(), "nothing was unpublished");
     return outcome;
   }
-  // And the devices no pod uses, this one included (its volumes were read above): those its
-  // publish left uncertain, or an earlier unstage that failed.
+  // And the devices no pod uses: those a publish left uncertain, or an earlier unstage that
+  // failed. This pod's own volumes are still on disk here, so none of them is among these.
   std::vector<std::string> not_devices;
-  std::vector<StrandedDevice> stranded;
-  for (StrandedDevice& device : PlanStrandedDevices(command.node.root_dir, &not_devices)) {
-    const bool this_pods = std::any_of(plans->begin(), plans->end(), [&](const UnpublishPlan& p) {
-      return !p.block.has_value() && p.volume.driver == device.volume.driver &&
-             p.volume.handle == device.volume.handle;
-    });
-    if (!this_pods) stranded.push_back(std::move(device));
-  }
+  const std::vector<StrandedDevice> stranded =
+      PlanStrandedDevices(command.node.root_dir, &not_devices);
   DriverRegistry registry;
   absl::StatusOr<json> registrations = RegisterAll(command, &registry);
   if (!registrations.ok()) {
@@ -162,18 +152,7 @@ CommandOutcome RunUnpublish(const PublishCommand& command) {
   const DriverRegistry::Snapshot drivers = registry.All();
   for (const StrandedDevice& device : stranded) {
     VolumeOutcome unmounted;
-    auto driver = drivers.find(device.volume.driver);
-    if (driver == drivers.end()) {
-      unmounted.status = absl::NotFoundError(absl::StrCat(
-          "driver name ", device.volume.driver, " not found in the list of registered CSI drivers"));
-    } else {
-      CsiNodeClient client(driver->second.endpoint, command.node.timeout, &unmounted.calls);
-      auto spec_name = device.volume.data.find(kVolDataSpecVolId);
-      unmounted.status = UnmountDevice(
-          device.device,
-          spec_name == device.volume.data.end() ? device.volume.handle : spec_name->second,
-          &client);
-    }
+    UnpublishStrandedDevice(device, drivers, command.node, &unmounted);
     outcome.ok = outcome.ok && unmounted.status.ok();
     json entry{{"device", device.device.globalmount},
                {"volumeMode", "Filesystem"},

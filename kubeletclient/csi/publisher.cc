@@ -357,27 +357,28 @@ absl::StatusOr<std::vector<UnpublishPlan>> PlanUnpublish(const std::string& root
 
 namespace {
 
-// The driver's endpoint for `plan`, or why there is none (as kubelet's newCsiDriverClient).
-absl::StatusOr<std::string> EndpointFor(const UnpublishPlan& plan,
+// The endpoint of `driver`, or why there is none (as kubelet's newCsiDriverClient).
+absl::StatusOr<std::string> EndpointFor(const std::string& driver,
                                         const DriverRegistry::Snapshot& drivers) {
-  auto registered = drivers.find(plan.volume.driver);
+  auto registered = drivers.find(driver);
   if (registered == drivers.end()) {
-    return absl::NotFoundError(absl::StrCat("driver name ", plan.volume.driver,
-                                            " not found in the list of registered CSI drivers"));
+    return absl::NotFoundError(
+        absl::StrCat("driver name ", driver, " not found in the list of registered CSI drivers"));
   }
   return registered->second.endpoint;
 }
 
-std::string SpecName(const UnpublishPlan& plan) {
-  auto spec_name = plan.volume.data.find(kVolDataSpecVolId);
-  return spec_name == plan.volume.data.end() ? plan.spec_name : spec_name->second;
+// The volume's spec name as its vol_data.json keeps it, else `fallback`.
+std::string SpecName(const VolumeRef& volume, const std::string& fallback) {
+  auto spec_name = volume.data.find(kVolDataSpecVolId);
+  return spec_name == volume.data.end() ? fallback : spec_name->second;
 }
 
 }  // namespace
 
 bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                       const NodeOptions& options, VolumeOutcome* outcome) {
-  absl::StatusOr<std::string> endpoint = EndpointFor(plan, drivers);
+  absl::StatusOr<std::string> endpoint = EndpointFor(plan.volume.driver, drivers);
   if (!endpoint.ok()) {
     outcome->status = endpoint.status();
     return false;
@@ -401,7 +402,7 @@ bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot&
     }
     return true;
   }
-  outcome->status = TearDown(plan.paths, plan.volume, SpecName(plan), &client);
+  outcome->status = TearDown(plan.paths, plan.volume, SpecName(plan.volume, plan.spec_name), &client);
   if (!outcome->status.ok()) return false;
   auto mode = plan.volume.data.find(kVolDataLifecycleMode);
   if (mode == plan.volume.data.end() || mode->second != "Persistent") return false;
@@ -414,7 +415,7 @@ bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot&
 
 void UnpublishDevice(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                      const NodeOptions& options, VolumeOutcome* outcome) {
-  absl::StatusOr<std::string> endpoint = EndpointFor(plan, drivers);
+  absl::StatusOr<std::string> endpoint = EndpointFor(plan.volume.driver, drivers);
   if (!endpoint.ok()) {
     outcome->status = endpoint.status();
     return;
@@ -429,7 +430,19 @@ void UnpublishDevice(const UnpublishPlan& plan, const DriverRegistry::Snapshot& 
   }
   absl::StatusOr<DevicePaths> device =
       DevicePathsFor(options.root_dir, plan.volume.driver, plan.volume.handle);
-  outcome->status = device.ok() ? UnmountDevice(*device, SpecName(plan), &client) : device.status();
+  outcome->status = device.ok() ? UnmountDevice(*device, SpecName(plan.volume, plan.spec_name), &client) : device.status();
+}
+
+void UnpublishStrandedDevice(const StrandedDevice& device, const DriverRegistry::Snapshot& drivers,
+                             const NodeOptions& options, VolumeOutcome* outcome) {
+  absl::StatusOr<std::string> endpoint = EndpointFor(device.volume.driver, drivers);
+  if (!endpoint.ok()) {
+    outcome->status = endpoint.status();
+    return;
+  }
+  CsiNodeClient client(*endpoint, options.timeout, &outcome->calls);
+  outcome->status =
+      UnmountDevice(device.device, SpecName(device.volume, device.volume.handle), &client);
 }
 
 VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,

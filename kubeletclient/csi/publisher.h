@@ -120,6 +120,10 @@ bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot&
 void UnpublishDevice(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                      const NodeOptions& options, VolumeOutcome* outcome);
 
+// UnmountDevice of a stranded device (unmountDetachDevices, as for a pod's last volume).
+void UnpublishStrandedDevice(const StrandedDevice& device, const DriverRegistry::Snapshot& drivers,
+                             const NodeOptions& options, VolumeOutcome* outcome);
+
 // Both halves of one volume, one after the other (a pod with one volume).
 VolumeOutcome UnpublishVolume(const UnpublishPlan& plan, const DriverRegistry::Snapshot& drivers,
                               const NodeOptions& options);
