@@ -567,6 +567,20 @@ TEST_F(KubeletAfterMountTest, StatsAndHealthAtKubelet137) {
       {"storageHealth": [{"name": "rec.csi.example.com", "healthConditions": [{"status":
       "StorageUnreachable", "reason": "ArrayDown", "accessMode": "ReadWriteOncePod",
       "volumeMode": "Block"}]}]}})"));
+  // Healthy answers: the status writers change nothing, from a pod and a CSINode without health
+  // (status_manager.go SetPodVolumeHealth, nodeinfomanager.go tryUpdateCSINodeStorageHealth).
+  config.volume_health_response.mutable_volume_health()->clear_health_statuses();
+  config.storage_health_response.clear_backend_health();
+  driver_.Configure(config);
+  ASSERT_EQ(RunReport("stats", pod_, &log, &report,
+                      {"--kubelet-version=1.37", "--feature-gates=CSIVolumeHealth=true"}),
+            0)
+      << log;
+  driver_.Take();
+  EXPECT_EQ(report["volumes"][0]["volumeHealth"], "healthy: no adverse condition");
+  EXPECT_EQ(report["podStatus"], json::parse(R"({"volumeHealth": []})"));
+  EXPECT_EQ(report["storageHealthProbes"][0]["storageHealth"],
+            json::parse(R"({"csiNodeStatus": {}})"));
   // 1.36: the condition as before, no health RPCs.
   ASSERT_EQ(RunReport("stats", pod_, &log, &report,
                       {"--kubelet-version=1.36", "--feature-gates=CSIVolumeHealth=true"}),

@@ -126,7 +126,11 @@ json HealthConditionsJson(const std::vector<HealthCondition>& conditions) {
 // then, with GET_VOLUME_HEALTH, NodeGetVolumeHealth with the device mount path as the staging
 // path (globalmount, even for a driver that does not stage; volumeDevices/<pv>/dev for a block
 // volume) and the mounter's path as the publish path (none for a block volume). What the pod's
-// status.volumeHealth gets is appended to `pod_health`.
+// status.volumeHealth gets is appended to `pod_health`: the status manager's SetPodVolumeHealth
+// (status_manager.go, v1.37.2) writes an entry only when the set of (status, reason) pairs
+// differs from the one the pod has (volumeutil.VolumeHealthConditionSetsEqual). kubeletclient
+// keeps nothing between commands and models kubelet's first probe of a running pod, whose status
+// has no volume health yet: a healthy volume gets no entry, an unhealthy one gets every condition.
 json ProbeVolumeHealth(const VolumePlan& plan, CsiNodeClient* client, json* pod_health) {
   if (plan.claim.empty()) {
     return "not probed: kubelet asks the health of PersistentVolumes only (an inline volume has "
@@ -150,15 +154,20 @@ json ProbeVolumeHealth(const VolumePlan& plan, CsiNodeClient* client, json* pod_
         "NodeGetVolumeHealth failed; kubelet leaves the previous conditions unchanged: ",
         conditions.status().message());
   }
-  json written = {{"name", plan.pod_volume}};
-  if (!conditions->empty()) written["healthConditions"] = HealthConditionsJson(*conditions);
-  pod_health->push_back(written);
+  if (!conditions->empty()) {
+    pod_health->push_back(
+        {{"name", plan.pod_volume}, {"healthConditions", HealthConditionsJson(*conditions)}});
+  }
   return conditions->empty() ? json("healthy: no adverse condition")
                              : HealthConditionsJson(*conditions);
 }
 
 // probeStorageHealth for one driver: NodeGetCapabilities, then, with GET_STORAGE_HEALTH,
-// NodeGetStorageHealth without secrets.
+// NodeGetStorageHealth without secrets; the CSINode's status as nodeinfomanager.go
+// tryUpdateCSINodeStorageHealth (v1.37.2) leaves it. That writes only when the identities
+// (status, reason, access and volume mode) differ from the driver's entry, and keeps an entry
+// only for a driver with conditions. From a CSINode without storage health (kubelet's first probe,
+// as for the pods), a healthy driver leaves the status as it was: empty.
 json ProbeStorageHealth(const std::string& driver, CsiNodeClient* client) {
   absl::StatusOr<bool> supported = client->NodeSupportsStorageHealth();
   if (!supported.ok()) {
@@ -172,9 +181,11 @@ json ProbeStorageHealth(const std::string& driver, CsiNodeClient* client) {
         "NodeGetStorageHealth failed; kubelet leaves the CSINode's conditions unchanged: ",
         conditions.status().message());
   }
-  json written = {{"name", driver}};
-  if (!conditions->empty()) written["healthConditions"] = HealthConditionsJson(*conditions);
-  return {{"csiNodeStatus", {{"storageHealth", json::array({written})}}}};
+  if (conditions->empty()) return {{"csiNodeStatus", json::object()}};
+  return {{"csiNodeStatus",
+           {{"storageHealth", json::array({{{"name", driver},
+                                             {"healthConditions",
+                                              HealthConditionsJson(*conditions)}}})}}}};
 }
 
 }  // namespace
