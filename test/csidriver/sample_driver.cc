@@ -1146,6 +1146,14 @@ grpc::Status NodeService::NodeGetVolumeHealth(grpc::ServerContext*,
   }
   csi::v1::VolumeHealth* health = response->mutable_volume_health();
   health->set_volume_id(request->volume_id());
+  if (options_.faults.count("volume-inaccessible") > 0) {
+    auto* entry = health->add_health_statuses();
+    entry->set_status(csi::v1::INACCESSIBLE);
+    entry->set_reason("VolumeInaccessible");
+    entry->set_message(absl::StrCat("volume ", request->volume_id(),
+                                    " cannot be reached (the driver's volume-inaccessible fault)"));
+    return grpc::Status::OK;
+  }
   // The same judgement as the volume condition of NodeGetVolumeStats: at the publish path when
   // there is one (kubelet gives none for a block volume), else the block volume's disk image.
   const std::string& publish = request->volume_publish_path();

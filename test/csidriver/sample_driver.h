@@ -118,10 +118,13 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //   stats-internal             every NodeGetVolumeStats is INTERNAL
 //   storage-unreachable        NodeGetStorageHealth reports its data directory unreachable
 //                              (not a fault of the driver's answer: a condition to report)
+//   volume-inaccessible        NodeGetVolumeHealth reports every volume INACCESSIBLE (a
+//                              condition to report, as storage-unreachable)
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
                                           "block-target-directory", "stats-used-over-capacity",
                                           "block-stats-of-dev", "read-only-refused",
-                                          "stats-internal", "storage-unreachable"};
+                                          "stats-internal", "storage-unreachable",
+                                          "volume-inaccessible"};
 
 enum class BlockPublish {
   kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target

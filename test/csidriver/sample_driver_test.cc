@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -937,12 +938,14 @@ class AfterMountTest : public BlockDriverTest {
  protected:
   void SetUp() override {}  // each test starts the driver it needs
 
-  void StartWith(nlohmann::json jwks, bool stage_unstage = false) {
+  void StartWith(nlohmann::json jwks, bool stage_unstage = false,
+                 std::set<std::string> faults = {}) {
     DriverOptions options;
     options.node_id = "node-1";
     options.data_dir = data_;
     options.change_host = false;
     options.stage_unstage = stage_unstage;
+    options.faults = std::move(faults);
     options.token_jwks = std::move(jwks);
     Start(options);
     for (const char* d : {"kubelet", "kubelet/publish", "kubelet/publish/pv-1", "kubelet/staging"}) {
@@ -1070,6 +1073,27 @@ TEST_F(AfterMountTest, VolumeAndStorageHealth) {
     // Healthy unless this machine's disk is nearly full: then it says so.
     EXPECT_EQ(entry.reason(), "LowFreeSpace");
   }
+}
+
+// The conditions a test of kubelet's health writers needs, whatever the volume's state.
+TEST_F(AfterMountTest, VolumeInaccessibleAndStorageUnreachableFaults) {
+  StartWith(nullptr, false, {"volume-inaccessible", "storage-unreachable"});
+  ASSERT_TRUE(Publish(ValidPublish()).ok());
+  csi::v1::NodeGetVolumeHealthRequest request;
+  request.set_volume_id("csi-abc");
+  request.set_volume_publish_path(dir_.Join("pod/mount"));
+  csi::v1::NodeGetVolumeHealthResponse response;
+  ASSERT_TRUE(node_stub_->NodeGetVolumeHealth(Context().get(), request, &response).ok());
+  ASSERT_EQ(response.volume_health().health_statuses_size(), 1);
+  EXPECT_EQ(response.volume_health().health_statuses(0).status(), csi::v1::INACCESSIBLE);
+  EXPECT_EQ(response.volume_health().health_statuses(0).reason(), "VolumeInaccessible");
+  request.set_volume_id("");
+  EXPECT_EQ(node_stub_->NodeGetVolumeHealth(Context().get(), request, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  csi::v1::NodeGetStorageHealthResponse storage;
+  ASSERT_TRUE(node_stub_->NodeGetStorageHealth(Context().get(), {}, &storage).ok());
+  ASSERT_EQ(storage.backend_health_size(), 1);
+  EXPECT_EQ(storage.backend_health(0).status(), csi::v1::STORAGE_UNREACHABLE);
 }
 
 TEST_F(AfterMountTest, BlockVolumeHealthIsTheDiskImage) {
