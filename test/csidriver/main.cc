@@ -51,7 +51,11 @@ DEFINE_string(faults, "",
               "Break the driver on purpose, comma-separated: stage-not-idempotent, "
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity, "
               "block-stats-of-dev, read-only-refused, stats-internal (for "
-              "testing tools that judge drivers, such as kubeletclient sanity; never in use).");
+              "testing tools that judge drivers, such as kubeletclient sanity; never in use); "
+              "or report conditions: storage-unreachable, volume-inaccessible.");
+DEFINE_int32(low_free_space_percent, 5,
+             "NodeGetStorageHealth reports STORAGE_DEGRADED (LowFreeSpace) when less than this "
+             "percentage of the --data-dir's file system is free; 0: never.");
 DEFINE_string(block_publish, "loop-bind",
               "How a raw block volume is put at its target_path: loop-bind (a loop device over "
               "its disk image, bind-mounted on a file there), symlink (a symbolic link to that "
@@ -112,7 +116,7 @@ int main(int argc, char** argv) {
         "Usage: sample-csi-driver --endpoint=unix:///csi/csi.sock [flags]\n\nFlags:",
         {{"", {"block_publish", "controller", "data_dir", "drivername", "endpoint", "faults",
                "filesystem_only", "inline_only", "lazy_staging", "later_max_volumes_per_node",
-               "max_volumes_per_node",
+               "low_free_space_percent", "max_volumes_per_node",
                "no_stats", "nodeid", "record", "reject_pod_info", "require_shared_propagation",
                "stage_error", "stage_unstage", "token_jwks", "topology", "vendor_version",
                "volume_mount_group"}},
@@ -138,6 +142,7 @@ int main(int argc, char** argv) {
     options.later_max_volumes_per_node = FLAGS_later_max_volumes_per_node;
   }
   options.reject_pod_info = FLAGS_reject_pod_info;
+  options.low_free_space_percent = FLAGS_low_free_space_percent;
   options.stage_unstage = FLAGS_stage_unstage;
   options.controller = FLAGS_controller;
   options.lazy_staging = FLAGS_lazy_staging;

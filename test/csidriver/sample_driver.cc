@@ -280,6 +280,11 @@ absl::Status ValidateDriverOptions(const DriverOptions& options) {
   if (options.later_max_volumes_per_node.value_or(0) < 0) {
     return absl::InvalidArgumentError("--later-max-volumes-per-node: must not be negative");
   }
+  if (options.low_free_space_percent < 0 || options.low_free_space_percent > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("--low-free-space-percent: ",
+                                                   options.low_free_space_percent,
+                                                   " is not a percentage from 0 to 100"));
+  }
   for (const std::string& fault : options.faults) {
     if (std::find(std::begin(kFaults), std::end(kFaults), fault) == std::end(kFaults)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -1207,11 +1212,13 @@ grpc::Status NodeService::NodeGetStorageHealth(grpc::ServerContext*,
     }
     where = slash == 0 ? "/" : where.substr(0, slash);
   }
-  if (fs.f_blocks > 0 && fs.f_bavail * 20 < fs.f_blocks) {
+  const unsigned percent = static_cast<unsigned>(options_.low_free_space_percent);
+  if (fs.f_blocks > 0 && fs.f_bavail * 100 < fs.f_blocks * percent) {
     auto* entry = response->add_backend_health();
     entry->set_status(csi::v1::STORAGE_DEGRADED);
     entry->set_reason("LowFreeSpace");
-    entry->set_message(absl::StrCat("less than 5% of ", options_.data_dir, "'s file system is free"));
+    entry->set_message(absl::StrCat("less than ", percent, "% of ", options_.data_dir,
+                                    "'s file system is free"));
   }
   return grpc::Status::OK;
 }

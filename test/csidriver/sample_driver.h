@@ -170,6 +170,10 @@ struct DriverOptions {
   nlohmann::json token_jwks;
   // Faults to commit (kFaults); none by default.
   std::set<std::string> faults;
+  // NodeGetStorageHealth reports STORAGE_DEGRADED (LowFreeSpace) when less than this percentage
+  // of the data directory's file system is free; 0: never (a recording of kubelet's requests that
+  // must not depend on the machine's disk).
+  int low_free_space_percent = 5;
   // Serve the Controller service too (sample_controller.h), and advertise CONTROLLER_SERVICE.
   // The volumes it creates ("sample-<name>") are then staged and published only with the publish
   // context of their ControllerPublishVolume to this node.

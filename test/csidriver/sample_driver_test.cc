@@ -63,7 +63,8 @@ class SampleDriverTest : public ::testing::Test {
         grpc::CreateChannel("unix:" + dir_.Join("csi.sock"), grpc::InsecureChannelCredentials());
     identity_stub_ = csi::v1::Identity::NewStub(channel);
     node_stub_ = csi::v1::Node::NewStub(channel);
-    ASSERT_EQ(mkdir(dir_.Join("pod").c_str(), 0755), 0);
+    // A restart finds the directory there.
+    ASSERT_TRUE(mkdir(dir_.Join("pod").c_str(), 0755) == 0 || errno == EEXIST);
   }
 
   void SetUp() override {
@@ -906,6 +907,10 @@ TEST(ValidateDriverOptionsTest, Table) {
       {"relative data dir", [](DriverOptions* o) { o->data_dir = "data"; }, "--data-dir"},
       {"negative later max", [](DriverOptions* o) { o->later_max_volumes_per_node = -2; },
        "--later-max-volumes-per-node"},
+      {"free space over 100%", [](DriverOptions* o) { o->low_free_space_percent = 101; },
+       "--low-free-space-percent"},
+      {"negative free space", [](DriverOptions* o) { o->low_free_space_percent = -1; },
+       "--low-free-space-percent"},
       {"absolute data dir", [](DriverOptions* o) { o->data_dir = "/var/lib/x"; }, nullptr},
   };
   for (const Case& c : cases) {
@@ -1072,6 +1077,28 @@ TEST_F(AfterMountTest, VolumeAndStorageHealth) {
   for (const auto& entry : storage.backend_health()) {
     // Healthy unless this machine's disk is nearly full: then it says so.
     EXPECT_EQ(entry.reason(), "LowFreeSpace");
+  }
+}
+
+// The free-space threshold of NodeGetStorageHealth: 100% of a file system is never free (the
+// threshold always reached), and 0 turns the judgement off, whatever this machine's disk.
+TEST_F(AfterMountTest, LowFreeSpaceThreshold) {
+  for (const int percent : {100, 0}) {
+    DriverOptions options;
+    options.node_id = "node-1";
+    options.data_dir = data_;
+    options.change_host = false;
+    options.low_free_space_percent = percent;
+    Start(options);
+    csi::v1::NodeGetStorageHealthResponse storage;
+    ASSERT_TRUE(node_stub_->NodeGetStorageHealth(Context().get(), {}, &storage).ok());
+    if (percent == 0) {
+      EXPECT_EQ(storage.backend_health_size(), 0);
+    } else {
+      ASSERT_EQ(storage.backend_health_size(), 1);
+      EXPECT_EQ(storage.backend_health(0).reason(), "LowFreeSpace");
+      EXPECT_THAT(storage.backend_health(0).message(), HasSubstr("less than 100% of"));
+    }
   }
 }
 
