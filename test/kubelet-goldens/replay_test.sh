@@ -16,7 +16,8 @@
 # objects/, "resized": scenarios/<name>/<resized_objects>, "expanded": the resized claim as
 # kubeletclient says kubelet leaves it), what is compared after it ("files": kubelet's files after
 # publish; "ownership": the group and mode of each volume's target after publish, against
-# ownership-after-publish.txt; "claim": the claim's status after expand; "no-files": nothing left
+# ownership-after-publish.txt; "health": the pod's status.volumeHealth and the CSINode's status
+# after stats, against health-after-stats.json; "claim": the claim's status after expand; "no-files": nothing left
 # after unpublish; "dirs": the directories left under plugins/kubernetes.io/csi, against
 # dirs-after-unpublish.txt).
 # KG_KUBELETCLIENT, KG_DRIVER and KG_REGISTRAR, when set, name the binaries to use.
@@ -348,6 +349,53 @@ EOF
           "$python" "$here/claim_after_expand.py" "$resized_file" "$work/expand.json" \
             "$golden/pvc-after-expand.json" "$work/volume-expanded.yaml" ||
             fail "$version: the claim's status after expand"
+          ;;
+        health)
+          # What kubelet writes after its health round (the pod's status.volumeHealth, the
+          # CSINode's status), against what kubeletclient stats says it writes. A release without
+          # a volume health manager (before 1.37) has no round and no such file: kubeletclient
+          # must then report no health either.
+          if [[ ! -f $golden/health-after-stats.json ]]; then
+            if grep -q '"podStatus"\|"storageHealthProbes"' "$work/$name.json"; then
+              fail "$version: kubeletclient reports kubelet's health writes; this release has no health round"
+            else
+              echo "$version health: SAME: no health round, nothing written"
+            fi
+            continue
+          fi
+          # The driver's messages name its data directory, beside its socket: /tmp/kg/ when
+          # recorded, the replay's own directory here. A condition's lastTransitionTime kubelet
+          # leaves unset (null) says nothing.
+          "$python" - "$golden/health-after-stats.json" "$work/$name.json" "$version" "$work" <<'EOF'
+import json, sys
+def unset_times(value):
+    if isinstance(value, dict):
+        return {k: unset_times(v) for k, v in value.items()
+                if not (k == "lastTransitionTime" and v is None)}
+    if isinstance(value, list):
+        return [unset_times(v) for v in value]
+    return value
+real = unset_times(json.load(open(sys.argv[1])))
+mine = json.loads(open(sys.argv[2]).read().replace(sys.argv[4] + "/", "/tmp/kg/"))
+version = sys.argv[3]
+by_name = lambda entries: sorted(entries or [], key=lambda e: e["name"])
+probes = mine.get("storageHealthProbes", [])
+pairs = [
+    ("pod status.volumeHealth", by_name(real["podStatus"].get("volumeHealth")),
+     by_name(mine.get("podStatus", {}).get("volumeHealth"))),
+    ("CSINode status", real.get("csiNodeStatus"),
+     probes[0]["storageHealth"].get("csiNodeStatus") if len(probes) == 1 and
+     isinstance(probes[0].get("storageHealth"), dict) else probes),
+]
+bad = False
+for what, r, m in pairs:
+    same = r == m
+    bad = bad or not same
+    print(f"{version} health: {what}: {'SAME' if same else 'DIFFERENT'}: real kubelet "
+          f"{json.dumps(r, sort_keys=True)}, kubeletclient {json.dumps(m, sort_keys=True)}")
+sys.exit(1 if bad else 0)
+EOF
+          [[ $? == 0 ]] || fail "$version: what kubelet writes after its health round"
           ;;
         no-files)
           local left
