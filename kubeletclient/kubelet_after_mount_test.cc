@@ -578,9 +578,41 @@ TEST_F(KubeletAfterMountTest, StatsAndHealthAtKubelet137) {
       << log;
   driver_.Take();
   EXPECT_EQ(report["volumes"][0]["volumeHealth"], "healthy: no adverse condition");
+  EXPECT_THAT(report["volumes"][0]["podStatusWrite"].get<std::string>(), HasSubstr("not written"));
   EXPECT_EQ(report["podStatus"], json::parse(R"({"volumeHealth": []})"));
   EXPECT_EQ(report["storageHealthProbes"][0]["storageHealth"],
             json::parse(R"({"csiNodeStatus": {}})"));
+  // The pod's status says what the last round wrote. Healthy again: the entry stays, without
+  // conditions; another volume's entry is left alone.
+  const std::string was_degraded = pod_ + R"(status:
+  volumeHealth:
+  - name: data
+    healthConditions: [{status: Degraded, reason: SlowDisk, message: one path of two}]
+  - {name: other, healthConditions: [{status: Inaccessible, reason: Gone}]}
+)";
+  ASSERT_EQ(RunReport("stats", was_degraded, &log, &report,
+                      {"--kubelet-version=1.37", "--feature-gates=CSIVolumeHealth=true"}),
+            0)
+      << log;
+  driver_.Take();
+  EXPECT_EQ(report["volumes"][0]["podStatusWrite"], "written into the pod's status.volumeHealth");
+  EXPECT_EQ(report["podStatus"], json::parse(R"({"volumeHealth": [{"name": "data"},
+      {"name": "other", "healthConditions": [{"status": "Inaccessible", "reason": "Gone"}]}]})"));
+  // Degraded again with another message: the same status and reason, nothing written, and the
+  // status keeps the old message.
+  entry = config.volume_health_response.mutable_volume_health()->add_health_statuses();
+  entry->set_status(csi::v1::DEGRADED);
+  entry->set_reason("SlowDisk");
+  entry->set_message("both paths slow");
+  driver_.Configure(config);
+  ASSERT_EQ(RunReport("stats", was_degraded, &log, &report,
+                      {"--kubelet-version=1.37", "--feature-gates=CSIVolumeHealth=true"}),
+            0)
+      << log;
+  driver_.Take();
+  EXPECT_THAT(report["volumes"][0]["podStatusWrite"].get<std::string>(), HasSubstr("not written"));
+  EXPECT_EQ(report["podStatus"]["volumeHealth"][0]["healthConditions"][0]["message"],
+            "one path of two");
   // 1.36: the condition as before, no health RPCs.
   ASSERT_EQ(RunReport("stats", pod_, &log, &report,
                       {"--kubelet-version=1.36", "--feature-gates=CSIVolumeHealth=true"}),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -121,17 +122,49 @@ json HealthConditionsJson(const std::vector<HealthCondition>& conditions) {
   return out;
 }
 
+// status_manager.go SetPodVolumeHealth (v1.37.2) on the pod's status.volumeHealth, `pod_health`
+// (entries {name, healthConditions}, first as the pod file has them): the volume's entry is
+// written only when its set of (status, reason) pairs differs from the entry's
+// (volumeutil.VolumeHealthConditionSetsEqual; a missing entry has none), and then holds the new
+// conditions, or none. So a healthy volume of a pod without an entry gets none, and one that was
+// unhealthy keeps an entry without conditions. Returns whether kubelet writes.
+bool SetPodVolumeHealth(const std::string& volume, const std::vector<HealthCondition>& conditions,
+                        json* pod_health) {
+  using StatusReason = std::pair<std::string, std::string>;
+  std::set<StatusReason> now, before;
+  for (const HealthCondition& c : conditions) now.insert({c.status, c.reason});
+  json* entry = nullptr;
+  for (json& e : *pod_health) {
+    if (e.value("name", "") == volume) {
+      entry = &e;
+      break;
+    }
+  }
+  if (entry != nullptr && entry->contains("healthConditions")) {
+    for (const json& c : (*entry)["healthConditions"]) {
+      before.insert({c.value("status", ""), c.value("reason", "")});
+    }
+  }
+  if (before == now) return false;
+  json written = {{"name", volume}};
+  if (!conditions.empty()) written["healthConditions"] = HealthConditionsJson(conditions);
+  if (entry != nullptr) {
+    *entry = std::move(written);
+  } else {
+    pod_health->push_back(std::move(written));
+  }
+  return true;
+}
+
 // volumehealth/manager.go probeVolumeHealth for one volume (v1.37.2): only a PersistentVolume's
 // (cache/volume_health.go GetVolumesToReportHealth skips inline volumes); NodeGetCapabilities,
 // then, with GET_VOLUME_HEALTH, NodeGetVolumeHealth with the device mount path as the staging
 // path (globalmount, even for a driver that does not stage; volumeDevices/<pv>/dev for a block
-// volume) and the mounter's path as the publish path (none for a block volume). What the pod's
-// status.volumeHealth gets is appended to `pod_health`: the status manager's SetPodVolumeHealth
-// (status_manager.go, v1.37.2) writes an entry only when the set of (status, reason) pairs
-// differs from the one the pod has (volumeutil.VolumeHealthConditionSetsEqual). kubeletclient
-// keeps nothing between commands and models kubelet's first probe of a running pod, whose status
-// has no volume health yet: a healthy volume gets no entry, an unhealthy one gets every condition.
-json ProbeVolumeHealth(const VolumePlan& plan, CsiNodeClient* client, json* pod_health) {
+// volume) and the mounter's path as the publish path (none for a block volume). The answer goes
+// into the pod's status.volumeHealth, `pod_health` (SetPodVolumeHealth below), and `write` says
+// whether kubelet writes it.
+json ProbeVolumeHealth(const VolumePlan& plan, CsiNodeClient* client, json* pod_health,
+                       json* write) {
   if (plan.claim.empty()) {
     return "not probed: kubelet asks the health of PersistentVolumes only (an inline volume has "
            "no volume handle before it is mounted)";
@@ -154,20 +187,19 @@ json ProbeVolumeHealth(const VolumePlan& plan, CsiNodeClient* client, json* pod_
         "NodeGetVolumeHealth failed; kubelet leaves the previous conditions unchanged: ",
         conditions.status().message());
   }
-  if (!conditions->empty()) {
-    pod_health->push_back(
-        {{"name", plan.pod_volume}, {"healthConditions", HealthConditionsJson(*conditions)}});
-  }
+  *write = SetPodVolumeHealth(plan.pod_volume, *conditions, pod_health)
+               ? "written into the pod's status.volumeHealth"
+               : "not written: the pod's status.volumeHealth has the same statuses and reasons";
   return conditions->empty() ? json("healthy: no adverse condition")
                              : HealthConditionsJson(*conditions);
 }
 
 // probeStorageHealth for one driver: NodeGetCapabilities, then, with GET_STORAGE_HEALTH,
 // NodeGetStorageHealth without secrets; the CSINode's status as nodeinfomanager.go
-// tryUpdateCSINodeStorageHealth (v1.37.2) leaves it. That writes only when the identities
-// (status, reason, access and volume mode) differ from the driver's entry, and keeps an entry
-// only for a driver with conditions. From a CSINode without storage health (kubelet's first probe,
-// as for the pods), a healthy driver leaves the status as it was: empty.
+// tryUpdateCSINodeStorageHealth (v1.37.2) leaves it for this driver. That writes only when the
+// identities (status, reason, access and volume mode) differ from the driver's entry, and then
+// keeps an entry only for a driver with conditions: whatever was there, the driver's entry after
+// the round is its conditions, or none when it is healthy (other drivers' entries are theirs).
 json ProbeStorageHealth(const std::string& driver, CsiNodeClient* client) {
   absl::StatusOr<bool> supported = client->NodeSupportsStorageHealth();
   if (!supported.ok()) {
@@ -214,7 +246,19 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
   // the volume stats, every mounted PersistentVolume's health and every driver's storage health.
   const bool health = command.node.feature_gates.csi_volume_health &&
                       command.node.release.Has(ReleaseBehaviour::kVolumeHealthManager);
+  // The pod's status.volumeHealth as its file has it: what kubelet's last round wrote.
   json pod_health = json::array();
+  for (const PodVolumeHealth& entry : pod.volume_health) {
+    json written = {{"name", entry.name}};
+    if (!entry.conditions.empty()) {
+      std::vector<HealthCondition> conditions;
+      for (const PodVolumeHealth::Condition& c : entry.conditions) {
+        conditions.push_back({c.status, c.reason, c.message, "", ""});
+      }
+      written["healthConditions"] = HealthConditionsJson(conditions);
+    }
+    pod_health.push_back(written);
+  }
   std::vector<std::pair<size_t, const VolumePlan*>> health_volumes;  // index in `volumes`
   for (PlannedVolume& volume : pod_plan.volumes) {
     if (!volume.skipped.empty()) {
@@ -294,7 +338,9 @@ CommandOutcome RunStats(const PublishCommand& command, StatsFormat format) {
     for (const auto& [index, plan] : health_volumes) {
       VolumeOutcome calls;
       CsiNodeClient client(plan->endpoint, command.node.timeout, &calls.calls);
-      volumes[index]["volumeHealth"] = ProbeVolumeHealth(*plan, &client, &pod_health);
+      json write;
+      volumes[index]["volumeHealth"] = ProbeVolumeHealth(*plan, &client, &pod_health, &write);
+      if (!write.is_null()) volumes[index]["podStatusWrite"] = write;
       json probe;
       ReportOutcome(calls, &probe);
       if (probe.contains("calls")) volumes[index]["healthCalls"] = probe["calls"];

@@ -299,6 +299,23 @@ absl::StatusOr<Pod> ParsePod(const Field& doc) {
     }
     pod.volumes.push_back(volume);
   }
+  // What kubelet's health round wrote before: the next round writes only a change.
+  std::vector<Field> health;
+  NDR_ASSIGN(health, doc["status"]["volumeHealth"].Objects());
+  for (const Field& h : health) {
+    PodVolumeHealth entry;
+    NDR_ASSIGN(entry.name, h["name"].String(/*required=*/true));
+    std::vector<Field> conditions;
+    NDR_ASSIGN(conditions, h["healthConditions"].Objects());
+    for (const Field& c : conditions) {
+      PodVolumeHealth::Condition condition;
+      NDR_ASSIGN(condition.status, c["status"].String(/*required=*/true));
+      NDR_ASSIGN(condition.reason, c["reason"].String(/*required=*/true));
+      NDR_ASSIGN(condition.message, c["message"].String(/*required=*/false));
+      entry.conditions.push_back(condition);
+    }
+    pod.volume_health.push_back(entry);
+  }
   return pod;
 }
 

@@ -249,6 +249,14 @@ TEST(ReadObjectsTest, MalformedInputNamesFileObjectAndField) {
       {"pv without handle",
        "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec: {csi: {driver: d}}\n",
        "bad.yaml: PersistentVolume pv: spec.csi.volumeHandle: Required value"},
+      {"volume health without a reason",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {}\n"
+       "status: {volumeHealth: [{name: a, healthConditions: [{status: Degraded}]}]}\n",
+       "bad.yaml: Pod p: status.volumeHealth[0].healthConditions[0].reason: Required value"},
+      {"volume health not a list",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, uid: u}\nspec: {}\n"
+       "status: {volumeHealth: {name: a}}\n",
+       "status.volumeHealth: must be a list"},
   };
   for (const Case& c : cases) {
     TempDir dir("obj");
@@ -280,6 +288,31 @@ TEST(ReadObjectsTest, JsonFileIsReadAsJson) {
   ASSERT_TRUE(pod->volumes[0].csi.has_value());
   EXPECT_TRUE(pod->volumes[0].csi->read_only);
   EXPECT_EQ(pod->volumes[0].csi->volume_attributes.at("k"), "v: not yaml");
+}
+
+// status.volumeHealth: what kubelet's last health round wrote, which the next compares with.
+TEST(ReadPodTest, VolumeHealthFromTheStatus) {
+  TempDir dir("obj");
+  ASSERT_TRUE(WriteFile(dir.Join("pod.yaml"), R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, uid: u}
+spec: {volumes: [{name: a}, {name: b}]}
+status:
+  volumeHealth:
+  - name: a
+    healthConditions: [{status: Inaccessible, reason: Gone, message: no disk}, {status: Degraded, reason: Slow}]
+  - {name: b}
+)"));
+  absl::StatusOr<Pod> pod = ReadPod(dir.Join("pod.yaml"));
+  ASSERT_THAT(pod.status(), IsOk());
+  ASSERT_EQ(pod->volume_health.size(), 2u);
+  EXPECT_EQ(pod->volume_health[0].name, "a");
+  ASSERT_EQ(pod->volume_health[0].conditions.size(), 2u);
+  EXPECT_EQ(pod->volume_health[0].conditions[0].status, "Inaccessible");
+  EXPECT_EQ(pod->volume_health[0].conditions[0].message, "no disk");
+  EXPECT_EQ(pod->volume_health[0].conditions[1].reason, "Slow");
+  EXPECT_EQ(pod->volume_health[1].name, "b");
+  EXPECT_TRUE(pod->volume_health[1].conditions.empty());
 }
 
 // Text that yaml-cpp 0.7's LoadAll would loop on for ever, allocating (the ',' is never consumed),

@@ -61,6 +61,18 @@ struct Container {
   std::optional<SeLinuxOptions> se_linux;   // securityContext.seLinuxOptions
 };
 
+// A status.volumeHealth entry (1.37+): the health kubelet last wrote for one of the pod's
+// volumes.
+struct PodVolumeHealth {
+  struct Condition {
+    std::string status;  // Inaccessible, Degraded, ...
+    std::string reason;
+    std::string message;
+  };
+  std::string name;  // the pod's volume
+  std::vector<Condition> conditions;
+};
+
 struct Pod {
   std::string file;
   std::string name;
@@ -73,6 +85,7 @@ struct Pod {
   std::string se_linux_change_policy;
   std::vector<Container> containers;       // init containers, containers, ephemeral containers
   std::vector<PodVolume> volumes;
+  std::vector<PodVolumeHealth> volume_health;  // status.volumeHealth
 };
 
 // A metadata.ownerReferences entry.
