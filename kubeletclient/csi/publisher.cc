@@ -402,7 +402,8 @@ bool UnpublishFromPod(const UnpublishPlan& plan, const DriverRegistry::Snapshot&
     }
     return true;
   }
-  outcome->status = TearDown(plan.paths, plan.volume, SpecName(plan.volume, plan.spec_name), &client);
+  outcome->status =
+      TearDown(plan.paths, plan.volume, SpecName(plan.volume, plan.spec_name), &client);
   if (!outcome->status.ok()) return false;
   auto mode = plan.volume.data.find(kVolDataLifecycleMode);
   if (mode == plan.volume.data.end() || mode->second != "Persistent") return false;
@@ -430,7 +431,9 @@ void UnpublishDevice(const UnpublishPlan& plan, const DriverRegistry::Snapshot& 
   }
   absl::StatusOr<DevicePaths> device =
       DevicePathsFor(options.root_dir, plan.volume.driver, plan.volume.handle);
-  outcome->status = device.ok() ? UnmountDevice(*device, SpecName(plan.volume, plan.spec_name), &client) : device.status();
+  outcome->status = device.ok()
+                        ? UnmountDevice(*device, SpecName(plan.volume, plan.spec_name), &client)
+                        : device.status();
 }
 
 void UnpublishStrandedDevice(const StrandedDevice& device, const DriverRegistry::Snapshot& drivers,

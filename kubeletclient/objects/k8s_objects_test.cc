@@ -300,7 +300,9 @@ spec: {volumes: [{name: a}, {name: b}]}
 status:
   volumeHealth:
   - name: a
-    healthConditions: [{status: Inaccessible, reason: Gone, message: no disk}, {status: Degraded, reason: Slow}]
+    healthConditions:
+    - {status: Inaccessible, reason: Gone, message: no disk}
+    - {status: Degraded, reason: Slow}
   - {name: b}
 )"));
   absl::StatusOr<Pod> pod = ReadPod(dir.Join("pod.yaml"));

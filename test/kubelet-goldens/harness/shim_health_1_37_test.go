@@ -57,12 +57,11 @@ type healthStatus struct {
 func (s *healthStatus) SetPodVolumeHealth(_ klog.Logger, podUID types.UID, volumeName string, conditions []v1.VolumeHealthCondition) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	existing, found := s.entries[volumeName]
-	if volumeutil.VolumeHealthConditionSetsEqual(existing, conditions) {
+	if volumeutil.VolumeHealthConditionSetsEqual(s.entries[volumeName], conditions) {
 		s.h.logf("volume health manager: pod %s volume %s: status.volumeHealth %+v: unchanged, not written", podUID, volumeName, conditions)
 		return false
 	}
-	if !found && s.entries == nil {
+	if s.entries == nil {
 		s.entries = map[string][]v1.VolumeHealthCondition{}
 	}
 	s.entries[volumeName] = append([]v1.VolumeHealthCondition(nil), conditions...)
