@@ -564,10 +564,10 @@ TEST_F(KubeletClientTest, FailedRegistrationIsRetriedWithBackoff) {
   EXPECT_TRUE(PollUntil([&] { return Registered("late.example.com"); })) << ClientLog();
 }
 
-// kubelet before 1.36.1 keeps a plugin whose RegisterPlugin failed in its actual state of world
+// kubelet before 1.36 keeps a plugin whose RegisterPlugin failed in its actual state of world
 // and never retries it; only a socket created again registers it (v1.26.15
 // operation_generator.go GenerateRegisterPluginFunc: AddPlugin before handler.RegisterPlugin).
-TEST_F(KubeletClientTest, BeforeKubelet1361AFailedRegistrationWaitsForANewSocket) {
+TEST_F(KubeletClientTest, BeforeKubelet136AFailedRegistrationWaitsForANewSocket) {
   FakePlugin::Config config;
   config.name = "late.example.com";
   config.endpoint = csi_dir_ + "/late.sock";  // nothing there yet: NodeGetInfo fails

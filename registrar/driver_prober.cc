@@ -24,10 +24,9 @@ bool Retryable(grpc::StatusCode code) {
 }  // namespace
 
 DriverProber::DriverProber(std::string socket_path, absl::Duration timeout,
-                           absl::Duration connection_timeout, std::function<void()> ready)
+                           std::function<void()> ready)
     : socket_path_(std::move(socket_path)),
       timeout_(timeout),
-      connection_timeout_(connection_timeout),
       ready_(std::move(ready)),
       thread_([this] { Loop(); }) {}
 
@@ -36,12 +35,12 @@ DriverProber::~DriverProber() {
   thread_.join();
 }
 
-void DriverProber::Query(bool bounded) {
+void DriverProber::Query() {
   std::lock_guard<std::mutex> lock(mu_);
   if (running_) {
     nudged_ = true;
   } else {
-    pending_ = bounded;
+    pending_ = true;
   }
   changed_.notify_all();
 }
@@ -68,18 +67,16 @@ std::optional<absl::StatusOr<std::string>> DriverProber::TakeResult() {
 
 void DriverProber::Loop() {
   while (true) {
-    bool bounded;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [this] { return stop_ || pending_.has_value(); });
+      changed_.wait(lock, [this] { return stop_ || pending_; });
       if (stop_) return;
-      bounded = *pending_;
-      pending_.reset();
+      pending_ = false;
       running_ = true;
       nudged_ = false;
     }
     std::shared_ptr<grpc::Channel> last_channel;
-    absl::StatusOr<std::string> result = RunQuery(bounded, &last_channel);
+    absl::StatusOr<std::string> result = RunQuery(&last_channel);
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
@@ -122,8 +119,7 @@ grpc::Status DriverProber::Attempt(std::string* name, std::shared_ptr<grpc::Chan
   return status;
 }
 
-absl::StatusOr<std::string> DriverProber::RunQuery(bool bounded,
-                                                   std::shared_ptr<grpc::Channel>* channel) {
+absl::StatusOr<std::string> DriverProber::RunQuery(std::shared_ptr<grpc::Channel>* channel) {
   const absl::Time start = absl::Now();
   absl::Time next_progress = start + kProgressInterval;
   absl::Duration backoff = kFirstBackoff;
@@ -141,13 +137,6 @@ absl::StatusOr<std::string> DriverProber::RunQuery(bool bounded,
                                        " failed: ", status.error_message()));
     }
     const absl::Time now = absl::Now();
-    if (bounded && connection_timeout_ > absl::ZeroDuration() &&
-        now - start >= connection_timeout_) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "CSI driver at ", socket_path_, " did not answer GetPluginInfo within ",
-          absl::FormatDuration(connection_timeout_), " (--connection-timeout): ",
-          status.error_message()));
-    }
     if (now >= next_progress) {
       NDR_LOG(INFO) << "Still waiting for the CSI driver" << Kv("csiAddress", socket_path_)
                     << Kv("waited", absl::Trunc(now - start, absl::Seconds(1)))

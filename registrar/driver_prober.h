@@ -2,9 +2,9 @@
 //
 // The prober waits for the driver for as long as it takes: each attempt has --timeout, and
 // UNAVAILABLE and DEADLINE_EXCEEDED (no socket yet, nobody listening, a driver still starting)
-// are retried with backoff from 50 ms to 1 s, logging progress every 10 s. A positive
-// --connection-timeout bounds the whole wait. Any other error is final and carries the driver's
-// own message. Nudge() retries at once (the registrar calls it when the driver's socket appears);
+// are retried with backoff from 50 ms to 1 s, logging progress every 10 s. Nothing bounds the
+// whole wait: --connection-timeout has no effect, as in the Go registrar. Any other error is final
+// and carries the driver's own message. Nudge() retries at once (the registrar calls it when the driver's socket appears);
 // Stop() ends a wait in progress.
 //
 // Thread-safe. Results are handed to the owner through TakeResult(), after `ready` was called
@@ -29,13 +29,11 @@ namespace ndr::registrar {
 
 class DriverProber {
  public:
-  DriverProber(std::string socket_path, absl::Duration timeout, absl::Duration connection_timeout,
-               std::function<void()> ready);
+  DriverProber(std::string socket_path, absl::Duration timeout, std::function<void()> ready);
   ~DriverProber();  // Stops and joins the thread.
 
   // Starts a query unless one is running, in which case the running one retries at once.
-  // `bounded`: whether --connection-timeout applies (it does at start-up only).
-  void Query(bool bounded);
+  void Query();
   // A query in progress retries now instead of at the end of its backoff.
   void Nudge();
   // The result of the last finished query, once.
@@ -46,14 +44,13 @@ class DriverProber {
  private:
   void Loop();
   // Attempts until one succeeds or fails for good; the last attempt's channel is left in `channel`.
-  absl::StatusOr<std::string> RunQuery(bool bounded, std::shared_ptr<grpc::Channel>* channel);
+  absl::StatusOr<std::string> RunQuery(std::shared_ptr<grpc::Channel>* channel);
   // One GetPluginInfo on a fresh channel, which is handed back in `channel` rather than destroyed:
   // tearing a gRPC channel down takes milliseconds, which the caller spends after reporting.
   grpc::Status Attempt(std::string* name, std::shared_ptr<grpc::Channel>* channel);
 
   const std::string socket_path_;
   const absl::Duration timeout_;
-  const absl::Duration connection_timeout_;
   const std::function<void()> ready_;
 
   // std::mutex rather than absl::Mutex: Debian's abseil is not built with ThreadSanitizer, which
@@ -62,7 +59,7 @@ class DriverProber {
   std::condition_variable changed_;  // stop_, nudged_ or pending_ changed
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool nudged_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<bool> pending_ ABSL_GUARDED_BY(mu_);  // a requested query, and its `bounded`
+  bool pending_ ABSL_GUARDED_BY(mu_) = false;  // a query was requested
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::optional<absl::StatusOr<std::string>> result_ ABSL_GUARDED_BY(mu_);

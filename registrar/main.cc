@@ -29,14 +29,16 @@ DEFINE_string(http_endpoint, "",
               "host:port of the HTTP server for /healthz and /metrics, e.g. :9809. Empty: off.");
 DEFINE_int64(health_port, 0,
              "Deprecated: TCP port of the HTTP server (0: off). Use --http-endpoint.");
-DEFINE_string(mode, "registration",
-              "Deprecated. kubelet-registration-probe only exits 0, as in the Go registrar.");
+DEFINE_string(mode, "",
+              "Deprecated. kubelet-registration-probe only exits 0, as in the Go registrar; any "
+              "other value registers.");
 DEFINE_string(connection_timeout, "0s",
-              "How long to wait for the CSI driver at start; 0 waits forever.");
+              "Deprecated, and has no effect, as in the Go registrar: the CSI driver is waited "
+              "for however long it takes.");
 DEFINE_bool(enable_pprof, false, "Accepted for compatibility; has no effect.");
-DEFINE_string(registration_retry_after, "2m",
+DEFINE_string(registration_retry_after, "3m",
               "Offer the registration socket again when kubelet has not confirmed it "
-              "(NotifyRegistrationStatus) within this long, doubling up to 5m; 0 disables. Not a "
+              "(NotifyRegistrationStatus) within this long, doubling up to 6m; 0 disables. Not a "
               "flag of the Go registrar.");
 DEFINE_bool(release_startup_pages, true,
             "Accepted so that manifests of releases up to 1.0 keep working; has no effect. (It "

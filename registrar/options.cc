@@ -46,15 +46,13 @@ absl::Status ParseHostPort(const std::string& text, std::string* host, int* port
 
 absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
   Options options;
-  // The Go registrar's default is "" (cmd/csi-node-driver-registrar/main.go, the mode flag), and
-  // it registers for any value but the probe; a value that is neither is a typo here.
-  if (!flags.mode.empty() && flags.mode != "registration" &&
-      flags.mode != "kubelet-registration-probe") {
-    return FlagError("mode", absl::StrCat("\"", flags.mode,
-                                          "\" is not one of registration, "
-                                          "kubelet-registration-probe"));
-  }
+  // The Go registrar's default is "" (v2.17.0 cmd/csi-node-driver-registrar/main.go, the mode
+  // flag), and it registers for any value but the probe (modeIsKubeletRegistrationProbe): a
+  // manifest with another value runs there, so it runs here, with a warning (Registrar::Start).
   options.registration_probe_mode = flags.mode == "kubelet-registration-probe";
+  if (!flags.mode.empty() && flags.mode != "registration" && !options.registration_probe_mode) {
+    options.unknown_mode = flags.mode;
+  }
   // The deprecated probe mode only exits 0; its manifests need not carry the other flags.
   if (options.registration_probe_mode) return options;
 

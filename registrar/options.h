@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "registrar/registration_watchdog.h"
 
 namespace ndr::registrar {
 
@@ -23,11 +24,11 @@ struct RawFlags {
   std::string timeout = "1s";
   std::string http_endpoint;  // empty: no HTTP server
   int64_t health_port = 0;    // deprecated; 0: off
-  std::string mode = "registration";
+  std::string mode;  // the Go registrar's default: empty, which registers
   std::string connection_timeout = "0s";
   bool enable_pprof = false;
   bool requires_publish_pod = false;
-  std::string registration_retry_after = "2m";  // ours; the Go registrar has no such flag
+  std::string registration_retry_after = "3m";  // ours; the Go registrar has no such flag
   bool automaxprocs = false;                    // Go's since v2.14
 };
 
@@ -42,7 +43,9 @@ struct Options {
   std::string plugin_registration_dir;
   // Deadline of each GetPluginInfo attempt and of the health check's GetInfo (--timeout).
   absl::Duration timeout = absl::Seconds(1);
-  // How long to wait for the driver at start; zero waits forever (--connection-timeout).
+  // --connection-timeout: accepted, with no effect, as in the Go registrar since v2.0; a non-zero
+  // value earns the Go registrar's deprecation line. The registrar waits for its driver however
+  // long it takes.
   absl::Duration connection_timeout = absl::ZeroDuration();
   // Whether to serve /healthz and /metrics over HTTP (--http-endpoint or --health-port), and
   // where: an empty host means all interfaces, port 0 a free port chosen at start.
@@ -52,11 +55,14 @@ struct Options {
   // Answer of CSIRegistration.GetCSIDriverInfo's options.requires_publish_pod.
   bool requires_publish_pod = false;
   // How long to wait for NotifyRegistrationStatus(registered=true) after offering the socket
-  // before offering it again (doubling, up to 5 minutes); zero: never offer again
+  // before offering it again (doubling, up to 6 minutes); zero: never offer again
   // (--registration-retry-after; see registration_watchdog.h).
-  absl::Duration registration_retry_after = absl::Minutes(2);
+  absl::Duration registration_retry_after = kDefaultRegistrationRetryAfter;
   // --mode=kubelet-registration-probe: the deprecated probe mode, which only exits 0.
   bool registration_probe_mode = false;
+  // --mode as given, when it is neither empty, registration nor the probe mode: the Go registrar
+  // registers for any such value, and so does this one, with a warning.
+  std::string unknown_mode;
   // --enable-pprof was given; it has no effect here and only earns a warning.
   bool pprof_requested = false;
   // Size the thread pools by the container's CPU limit (--automaxprocs; automaxprocs.h). main

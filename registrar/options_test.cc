@@ -28,7 +28,9 @@ TEST(ParseOptionsTest, GoDefaults) {
   EXPECT_FALSE(options->serve_http);
   EXPECT_FALSE(options->requires_publish_pod);
   EXPECT_FALSE(options->registration_probe_mode);
-  EXPECT_EQ(options->registration_retry_after, absl::Minutes(2));
+  EXPECT_EQ(options->registration_retry_after, kDefaultRegistrationRetryAfter);
+  EXPECT_EQ(options->connection_timeout, absl::ZeroDuration());
+  EXPECT_TRUE(options->unknown_mode.empty());
 }
 
 TEST(ParseOptionsTest, ValidCombinations) {
@@ -80,6 +82,19 @@ TEST(ParseOptionsTest, ValidCombinations) {
        [](const Options& o) { EXPECT_TRUE(o.pprof_requested); }},
       {"empty mode registers, as the Go registrar's default", [](RawFlags* f) { f->mode = ""; },
        [](const Options& o) { EXPECT_FALSE(o.registration_probe_mode); }},
+      {"any other mode registers, with a warning, as the Go registrar does",
+       [](RawFlags* f) { f->mode = "node-register"; },
+       [](const Options& o) {
+         EXPECT_FALSE(o.registration_probe_mode);
+         EXPECT_EQ(o.unknown_mode, "node-register");
+       }},
+      {"registration mode is no unknown mode", [](RawFlags* f) { f->mode = "registration"; },
+       [](const Options& o) { EXPECT_TRUE(o.unknown_mode.empty()); }},
+      {"connection timeout accepted, with no effect",
+       [](RawFlags* f) { f->connection_timeout = "2s"; },
+       [](const Options& o) { EXPECT_EQ(o.connection_timeout, absl::Seconds(2)); }},
+      {"localhost for the HTTP server", [](RawFlags* f) { f->http_endpoint = "localhost:0"; },
+       [](const Options& o) { EXPECT_EQ(o.http_host, "localhost"); }},
       {"probe mode needs nothing else",
        [](RawFlags* f) {
          f->mode = "kubelet-registration-probe";
@@ -136,7 +151,6 @@ TEST(ParseOptionsTest, InvalidCombinationsNameTheFlag) {
       {"http port too big", [](RawFlags* f) { f->http_endpoint = ":65536"; }, "--http-endpoint"},
       {"http host name", [](RawFlags* f) { f->http_endpoint = "example.com:80"; },
        "--http-endpoint: host \"example.com\""},
-      {"bad mode", [](RawFlags* f) { f->mode = "probe"; }, "--mode: \"probe\""},
       {"empty registration dir", [](RawFlags* f) { f->plugin_registration_path = ""; },
        "--plugin-registration-path"},
   };

@@ -86,6 +86,16 @@ absl::Status Registrar::Start() {
   if (options_.pprof_requested) {
     NDR_LOG(WARNING) << "--enable-pprof has no effect: this registrar is not a Go program";
   }
+  // The Go registrar's words (v2.17.0 cmd/csi-node-driver-registrar/main.go, main): the flag is
+  // accepted and ignored, and the registrar waits for its driver however long it takes.
+  if (options_.connection_timeout != absl::ZeroDuration()) {
+    NDR_LOG(INFO) << "--connection-timeout is deprecated and will have no effect";
+  }
+  if (!options_.unknown_mode.empty()) {
+    NDR_LOG(WARNING) << "--mode=" << options_.unknown_mode
+                     << " is neither registration nor kubelet-registration-probe; registering, "
+                        "as the Go registrar does for any value but kubelet-registration-probe";
+  }
   if (absl::Status s = CheckRegistrationDir(options_.plugin_registration_dir); !s.ok()) return s;
 
   sigset_t signals = TerminationSignals();
@@ -99,11 +109,11 @@ absl::Status Registrar::Start() {
   // round trip is most of the time from exec to the registration socket. Nothing it reports is
   // looked at before Start() returns.
   prober_ = std::make_unique<DriverProber>(options_.csi_socket_path, options_.timeout,
-                                           options_.connection_timeout, [this] { Wake(); });
+                                           [this] { Wake(); });
   // At -v=2: the default log is no chattier than the Go registrar's (docs/registrar.md, "Logs");
   // a driver that does not answer is reported at -v=0 after 10 s, with the address and the error.
   NDR_VLOG(2) << "Asking the CSI driver for its name" << Kv("csiAddress", options_.csi_socket_path);
-  prober_->Query(/*bounded=*/true);
+  prober_->Query();
   inotify_fd_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0 && errno == EMFILE) {
     return absl::ResourceExhaustedError(
@@ -480,7 +490,7 @@ absl::Status Registrar::HandleInotify() {
                        "again"
                     << Kv("csiAddress", options_.csi_socket_path);
       ++metrics_.driver_reconnects;
-      prober_->Query(/*bounded=*/false);
+      prober_->Query();
     } else {
       prober_->Nudge();  // Still starting up: try right away.
     }

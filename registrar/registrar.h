@@ -8,8 +8,9 @@
 // registrar sleeps in poll(2).
 //
 // Beyond the Go registrar it
-//  - waits for a slow driver instead of exiting after 30 s (--connection-timeout bounds the
-//    wait when positive);
+//  - waits for a slow driver for as long as it takes, where the Go one exits when the driver's
+//    socket is not there after 30 s or GetPluginInfo outlasts --timeout (--connection-timeout
+//    has no effect in either);
 //  - validates the driver's name before it becomes part of a path;
 //  - recreates its socket within milliseconds when it is deleted, or replaced by a stale socket;
 //    a live socket of another process (a newer registrar during a rolling update) is left alone,

@@ -293,7 +293,6 @@ TEST_F(RegistrarTest, InvalidFlagsExit1BeforeCreatingAnything) {
       {{"--connection-timeout=forever"}, "--connection-timeout"},
       {{"--http-endpoint=:9809", "--health-port=9808"}, "--health-port: may not be combined"},
       {{"--http-endpoint=nohost"}, "--http-endpoint"},
-      {{"--mode=other"}, "--mode"},
       {{"--csi-address=tcp://127.0.0.1:1"}, "--csi-address"},
       {{"--no-such-flag"}, "unknown command line flag"},
   };
@@ -308,7 +307,8 @@ TEST_F(RegistrarTest, InvalidFlagsExit1BeforeCreatingAnything) {
   }
 }
 
-// 1. --version, --mode=kubelet-registration-probe, --enable-pprof.
+// 1. --version, --mode=kubelet-registration-probe, --enable-pprof, and a --mode that is neither
+// mode: the Go registrar registers for it (v2.17.0 main.go, modeIsKubeletRegistrationProbe).
 TEST_F(RegistrarTest, VersionProbeModeAndPprof) {
   Subprocess version({Runfile(kRegistrar), "--version"}, dir_.Join("version.log"));
   EXPECT_EQ(version.Wait(), 0);
@@ -322,9 +322,11 @@ TEST_F(RegistrarTest, VersionProbeModeAndPprof) {
   EXPECT_EQ(probe.Wait(), 0) << probe.Log();
 
   auto driver = StartDriver();
-  auto registrar = StartRegistrar({"--enable-pprof"});
+  auto registrar = StartRegistrar({"--enable-pprof", "--mode=node-register"});
   ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
   EXPECT_THAT(RegistrarLog(), HasSubstr("--enable-pprof has no effect"));
+  EXPECT_THAT(RegistrarLog(), HasSubstr("--mode=node-register is neither registration nor "
+                                        "kubelet-registration-probe; registering"));
 }
 
 // --help as the Go registrar's flag package prints it: the usage line, the registrar's flags and
@@ -341,6 +343,7 @@ TEST_F(RegistrarTest, HelpListsTheRegistrarsAndTheLoggingFlagsOnly) {
           "  -plugin-registration-path string\n", "(default \"/registration\")",
           "  -timeout duration\n", "(default 1s)", "  -http-endpoint string\n",
           "  -health-port int\n", "  -mode string\n", "  -connection-timeout duration\n",
+          "  -registration-retry-after duration\n", "(default 3m)",
           "  -enable-pprof\n", "  -requires-publish-pod\n", "  -version\n",
           "  -release-startup-pages\n", "(default true)",
           "\nLogging flags (component-base):\n", "  -logging-format string\n",
@@ -368,12 +371,19 @@ TEST_F(RegistrarTest, WaitsForADriverThatAppearsLater) {
   EXPECT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
 }
 
-// 2. A positive --connection-timeout bounds the wait.
-TEST_F(RegistrarTest, ConnectionTimeoutBoundsTheWait) {
+// 2. --connection-timeout has no effect, as in the Go registrar (v2.7.0 and v2.17.0 main.go: "is
+// deprecated and will have no effect"): a manifest that still carries it and a driver slower than
+// it register, where exiting would restart the pod for ever.
+TEST_F(RegistrarTest, ConnectionTimeoutHasNoEffect) {
   auto registrar = StartRegistrar({"--connection-timeout=300ms"});
-  EXPECT_EQ(registrar->Wait(), 1);
-  EXPECT_THAT(RegistrarLog(), HasSubstr("did not answer GetPluginInfo within 300ms"));
-  EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
+  // Still waiting 10 s in, thirty times the flag's value.
+  ASSERT_TRUE(PollUntil([&] { return RegistrarLog().find("Still waiting") != std::string::npos; }))
+      << RegistrarLog();
+  EXPECT_TRUE(registrar->Running());
+  EXPECT_THAT(RegistrarLog(), HasSubstr("--connection-timeout is deprecated and will have no "
+                                        "effect"));
+  auto driver = StartDriver();
+  EXPECT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
 }
 
 // 2. UNAVAILABLE and DEADLINE_EXCEEDED are retried; a driver that hangs past --timeout, then
@@ -751,6 +761,70 @@ TEST_F(RegistrarTest, WatchdogNeverDisturbsAConfirmedRegistration) {
   EXPECT_TRUE(registrar->Running());
   EXPECT_EQ(Reoffers(RegistrarLog()), 0) << RegistrarLog();
   EXPECT_EQ(kubelet.offers(), 1);
+  EXPECT_TRUE(Serving());
+}
+
+// The default watchdog outlasts kubelet's longest registration (2 min 17.7 s: registration_
+// watchdog.h). A kubelet that asks GetInfo at once and confirms over the same connection 2 min 10 s
+// later, as one whose driver took nearly all of csiTimeout for NodeGetInfo does, sees no second
+// offer: not before it confirms, nor by the time the default's first wait (3 min) has passed.
+TEST_F(RegistrarTest, TheDefaultWatchdogLetsAKubeletConfirmAfter2m10s) {
+  const std::string name = reg_socket_.substr(reg_socket_.rfind('/') + 1);
+  const int watch = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  ASSERT_GE(watch, 0);
+  inotify_add_watch(watch, reg_dir_.c_str(), IN_CREATE | IN_MOVED_TO);
+  int appeared = 0;  // the socket's appearances, as kubelet's plugin watcher sees them
+  auto appearances = [&] {
+    alignas(inotify_event) char buffer[4096];
+    for (ssize_t n; (n = read(watch, buffer, sizeof(buffer))) > 0;) {
+      for (char* p = buffer; p < buffer + n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(p);
+        p += sizeof(inotify_event) + event->len;
+        if (event->len != 0 && name == event->name) ++appeared;
+      }
+    }
+    return appeared;
+  };
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();  // --registration-retry-after left at its default
+  ASSERT_TRUE(PollUntil([&] { return appearances() >= 1; })) << RegistrarLog();
+  // The witness: the same wait as the default, started after ours, so that once it has offered
+  // again ours would have too.
+  const std::string witness_dir = dir_.Join("witness");
+  ASSERT_EQ(mkdir(witness_dir.c_str(), 0755), 0);
+  auto witness = StartRegistrar({"--registration-retry-after=3m"}, witness_dir, "witness.log");
+  // Kubelet's connection, kept from GetInfo to its verdict (operation_generator.go).
+  std::shared_ptr<grpc::Channel> kubelet = Channel(reg_socket_);
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(pluginregistration::Registration::NewStub(kubelet)
+                  ->GetInfo(Context().get(), {}, &info)
+                  .ok())
+      << RegistrarLog();
+  const ino_t first = Inode(reg_socket_);
+  // Kubelet is busy with NodeGetInfo and the CSINode for 2 min 10 s; the socket must stay.
+  EXPECT_FALSE(PollUntil([&] { return appearances() > 1 || !registrar->Running(); },
+                         absl::Minutes(2) + absl::Seconds(10), absl::Milliseconds(100)))
+      << RegistrarLog();
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(true);
+  pluginregistration::RegistrationStatusResponse response;
+  EXPECT_TRUE(pluginregistration::Registration::NewStub(kubelet)
+                  ->NotifyRegistrationStatus(Context().get(), status, &response)
+                  .ok())
+      << RegistrarLog();
+  std::string witness_log;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        ReadFile(dir_.Join("witness.log"), &witness_log);
+        return Reoffers(witness_log) >= 1;
+      },
+      absl::Minutes(3) + ::ndr::testing::kPatience))
+      << witness_log;
+  close(watch);
+  EXPECT_TRUE(registrar->Running());
+  EXPECT_EQ(Reoffers(RegistrarLog()), 0) << RegistrarLog();
+  EXPECT_EQ(appeared, 1);
+  EXPECT_EQ(Inode(reg_socket_), first);
   EXPECT_TRUE(Serving());
 }
 

@@ -8,12 +8,26 @@
 namespace ndr::registrar {
 namespace {
 
-TEST(RegistrationWaitTest, DoublesAfterEachUnansweredOfferUpToFiveMinutes) {
+TEST(RegistrationWaitTest, DoublesAfterEachUnansweredOfferUpToSixMinutes) {
   const absl::Duration retry_after = absl::Minutes(2);
   EXPECT_EQ(RegistrationWait(retry_after, 0), absl::Minutes(2));
   EXPECT_EQ(RegistrationWait(retry_after, 1), absl::Minutes(4));
-  EXPECT_EQ(RegistrationWait(retry_after, 2), absl::Minutes(5));
-  EXPECT_EQ(RegistrationWait(retry_after, 50), absl::Minutes(5));
+  EXPECT_EQ(RegistrationWait(retry_after, 2), absl::Minutes(6));
+  EXPECT_EQ(RegistrationWait(retry_after, 50), absl::Minutes(6));
+}
+
+// The default never offers again a registration kubelet may still be working on: the first wait
+// outlasts kubelet's longest registration (2 min 17.7 s: registration_watchdog.h) by more than
+// half a minute, and the second a re-offer that queued behind a registration in flight and then
+// took as long itself.
+TEST(RegistrationWaitTest, TheDefaultOutlastsKubeletsLongestRegistration) {
+  EXPECT_EQ(kKubeletLongestRegistration, absl::Milliseconds(137682));
+  EXPECT_GE(RegistrationWait(kDefaultRegistrationRetryAfter, 0),
+            kKubeletLongestRegistration + absl::Seconds(30));
+  EXPECT_GE(RegistrationWait(kDefaultRegistrationRetryAfter, 1),
+            2 * kKubeletLongestRegistration + absl::Seconds(30));
+  EXPECT_EQ(RegistrationWait(kDefaultRegistrationRetryAfter, 0), absl::Minutes(3));
+  EXPECT_EQ(RegistrationWait(kDefaultRegistrationRetryAfter, 1), absl::Minutes(6));
 }
 
 TEST(RegistrationWaitTest, ShortRetryAfterDoublesFromItself) {

@@ -46,6 +46,7 @@ DEFINE_string(kubelet_registration_path, "", "The driver's socket as kubelet see
 DEFINE_string(plugin_registration_path, "/registration", "Kubelet's plugin registry directory.");
 DEFINE_string(http_endpoint, "", "host:port for /healthz.");
 DEFINE_string(timeout, "1s", "Deadline of GetPluginInfo.");
+DEFINE_string(connection_timeout, "0s", "Deprecated; no effect, as in the Go registrar.");
 
 namespace {
 

@@ -173,6 +173,7 @@ const char* const kHarnessChecks[] = {"registrar.starts",
                                       "driver.restart_new_name",
                                       "driver.slow_5s",
                                       "driver.slow_40s",
+                                      "flags.connection_timeout",
                                       "name.escape",
                                       "name.too_long",
                                       "name.invalid",
@@ -198,7 +199,9 @@ TEST(ConformanceHarnessTest, OurRegistrarPassesEveryCheck) {
                              "--requires-publish-pod"));
   EXPECT_THAT(out, HasSubstr("requires_publish_pod=true"));
   EXPECT_THAT(out, HasSubstr("PASS driver.slow_40s: waited: registered"));
-  EXPECT_THAT(out, HasSubstr("summary: 26 PASS, 0 FAIL, 0 SKIP"));
+  EXPECT_THAT(out, HasSubstr("PASS flags.connection_timeout: --connection-timeout=2s had no "
+                             "effect: the driver appeared 6s after the registrar"));
+  EXPECT_THAT(out, HasSubstr("summary: 27 PASS, 0 FAIL, 0 SKIP"));
 }
 
 // The broken registrar has the Go registrar's reported faults (test/broken_registrar_main.cc):
@@ -219,6 +222,9 @@ TEST(ConformanceHarnessTest, BrokenRegistrarFailsTheChecksItBreaks) {
   // Its one second to ask the driver's name ends long before 40 s (5 s could, in theory, pass
   // before a starved process even asks, so that verdict is not checked).
   EXPECT_THAT(out, HasSubstr("FAIL driver.slow_40s: gave up: exit code 1"));
+  // It asks the driver's name once: with no driver yet it exits, flag or no flag.
+  EXPECT_THAT(out, HasSubstr("FAIL flags.connection_timeout: with --connection-timeout=2s and no "
+                             "driver yet, the registrar gave up: exit code 1"));
   EXPECT_THAT(out, HasSubstr("FAIL name.escape: with a driver name that climbs out of the "
                              "directory (\"../../conformance-escape\") the registrar created "));
   EXPECT_THAT(out, HasSubstr("/t/a/conformance-escape-reg.sock outside the registration "

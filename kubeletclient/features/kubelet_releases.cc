@@ -74,8 +74,9 @@ absl::StatusOr<int> ParseKubeletRelease(absl::string_view text) {
                      ", such as 1.37 or v1.29.6"));
   }
   // Each minor is modelled as its newest patch read (docs/kubelet-versions.md); an older patch
-  // may differ from it (1.36.0 does not retry a registration; 1.31.0 to 1.33.5 take no recovery
-  // path with the gate off), so only that one is accepted by number.
+  // may differ from it (1.36.0 removes the target directory of a volume reconstructed after a
+  // restart when its publish fails for good; 1.31.0 to 1.33.5 take no recovery path with the gate
+  // off), so only that one is accepted by number.
   constexpr int kNewestPatchRead[] = {15, 16, 15, 6, 14, 14, 13, 13, 4, 4, 3, 2};  // 1.26..1.37
   const int newest_patch = kNewestPatchRead[minor - kOldestKubeletMinor];
   if (parts.size() == 3 && patch != newest_patch) {
@@ -174,7 +175,7 @@ const std::vector<ReleaseBehaviourInfo>& ReleaseBehaviours() {
       {ReleaseBehaviour::kRegistrationRetriedAfterValidation,
        "RegistrationRetriedAfterValidation", 36,
        "pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go "
-       "GenerateRegisterPluginFunc, notifyPlugin (1.36.1)",
+       "GenerateRegisterPluginFunc, notifyPlugin (1.36.0)",
        "a registration that fails after validation (NodeGetInfo, the CSINode update, or telling "
        "the plugin) is retried with exponential backoff, and a plugin that cannot be told it is "
        "registered is deregistered (before: it stays in kubelet's actual state and is not "

@@ -49,7 +49,7 @@ struct HandshakeResult {
   // OK only if the plugin is registered and was told so (or, withheld, would have been).
   absl::Status status;
   // The handler's ValidatePlugin accepted the plugin: kubelet had added it to its actual state
-  // of world, where kubelet 1.26 to 1.36.0 leaves it whatever happens next.
+  // of world, where kubelet 1.26 to 1.35 leaves it whatever happens next.
   bool validated = false;
 };
 

@@ -103,7 +103,7 @@ void RegistrationManager::Work(const std::string& path) {
         after.settled = true;
         NDR_LOG(WARNING) << "Registration of " << path
                          << " failed after validation: " << result.status.message()
-                         << "; kubelet before 1.36.1 keeps the plugin in its actual state and "
+                         << "; kubelet before 1.36 keeps the plugin in its actual state and "
                             "does not retry until the socket is created again";
       } else if (!stopping_) {
         after.backoff = after.backoff == absl::ZeroDuration()

@@ -31,12 +31,13 @@ struct Backoff {
   absl::Duration initial = absl::Milliseconds(500);
   absl::Duration max = absl::Minutes(2) + absl::Seconds(2);
   // Whether a registration that failed after the plugin was validated (NodeGetInfo or the
-  // CSINode update failed, or the success could not be told) is retried. kubelet 1.26 to 1.36.0
+  // CSINode update failed, or the success could not be told) is retried. kubelet 1.26 to 1.35
   // never retries it: GenerateRegisterPluginFunc has added the plugin to its actual state of
   // world, and the reconciler registers only sockets not there, until the socket is created
-  // again (which is what the registrar's watchdog does). From 1.36.1 the plugin is removed again
+  // again (which is what the registrar's watchdog does). From 1.36.0 the plugin is removed again
   // and the failure returned, so it is retried with the backoff above
-  // (pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go, v1.26.15, v1.36.3).
+  // (pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go, v1.26.15, v1.35.4;
+  // v1.36.0, the same file in v1.36.1 and v1.36.3).
   bool retry_after_validation = true;
 };
 

@@ -242,6 +242,7 @@ class Harness {
   void CheckNotifyRefused();
   void CheckDriverRestart(bool rename);
   void CheckSlowDriver(absl::Duration delay);
+  void CheckConnectionTimeout();
   void CheckName(const std::string& check, const std::string& name, const std::string& what);
   void CheckSignal(int signal);
   void CheckRegistrationRetry();
@@ -473,6 +474,52 @@ void Harness::CheckSlowDriver(absl::Duration delay) {
   }
 }
 
+// A manifest that still carries --connection-timeout, and a driver slower to appear than it. The
+// Go registrar has ignored the flag since v2.0 (v2.7.0 and v2.17.0 cmd/csi-node-driver-registrar/
+// main.go: "--connection-timeout is deprecated and will have no effect") and waits up to 30 s for
+// the driver's socket (csi-lib-utils connection.Connect): it registers. A registrar that honours
+// the flag exits, and its pod restarts for as long as the driver is slow.
+void Harness::CheckConnectionTimeout() {
+  const char* const check = "flags.connection_timeout";
+  const absl::Duration appears_after = absl::Seconds(6);
+  std::unique_ptr<Instance> instance = NewInstance();
+  instance->StartRegistrar({"--connection-timeout=2s"});
+  // The driver comes 6 s after the registrar, three times the flag's value; the registrar must
+  // not have given up by then.
+  PollUntil([&] { return instance->Exited(); }, appears_after);
+  if (instance->Exited()) {
+    Fail(check, absl::StrCat("with --connection-timeout=2s and no driver yet, the registrar gave "
+                             "up: ",
+                             instance->HowItEnded(), " ", Took(instance->SinceStart()),
+                             " after it started; its log ends: ", LastLine(instance->Log()),
+                             ". The Go registrar ignores the flag and waits"));
+    return;
+  }
+  if (absl::Status s = instance->driver().Start(kDriverName); !s.ok()) {
+    Fail(check, absl::StrCat("the harness could not start its driver: ", s.message()));
+    return;
+  }
+  const bool served = PollUntil(
+      [&] { return instance->Serves(kDriverName) || instance->Exited(); }, config_.timeout);
+  if (!served || !instance->Serves(kDriverName)) {
+    Fail(check, absl::StrCat("with --connection-timeout=2s the driver appeared ",
+                             absl::FormatDuration(appears_after),
+                             " after the registrar, which did not register within ",
+                             absl::FormatDuration(config_.timeout), ": ", instance->State()));
+    return;
+  }
+  const std::string took = Took(instance->SinceStart());
+  // It runs on: a registrar that registers and then exits has not been registered for long.
+  PollUntil([&] { return instance->Exited(); }, absl::Seconds(1));
+  if (instance->Exited()) {
+    Fail(check, absl::StrCat("registered, then ended: ", instance->State()));
+    return;
+  }
+  Pass(check, absl::StrCat("--connection-timeout=2s had no effect: the driver appeared ",
+                           absl::FormatDuration(appears_after), " after the registrar, which "
+                           "registered ", took, " after it started and runs on"));
+}
+
 // A driver name that must not become a path: nothing may appear outside the registration
 // directory, and the registrar must say so (exit non-zero, or an error line naming it). The Go
 // registrar joins the name into the path unchecked (node_register.go, buildSocketPath).
@@ -683,7 +730,7 @@ std::vector<CheckResult> Harness::Run() {
                                      "driver.restart_same_name", "driver.restart_new_name"};
     for (absl::Duration delay : config_.slow_driver_delays) rest.push_back(SlowCheckName(delay));
     for (const char* name :
-         {"name.escape", "name.too_long", "name.invalid", "signal.sigterm", "signal.sigint",
+         {"flags.connection_timeout", "name.escape", "name.too_long", "name.invalid", "signal.sigterm", "signal.sigint",
           "registration.retry"}) {
       rest.push_back(name);
     }
@@ -697,6 +744,7 @@ std::vector<CheckResult> Harness::Run() {
   CheckDriverRestart(/*rename=*/false);
   CheckDriverRestart(/*rename=*/true);
   for (absl::Duration delay : config_.slow_driver_delays) CheckSlowDriver(delay);
+  CheckConnectionTimeout();
   CheckName("name.escape", "../../conformance-escape",
             "a driver name that climbs out of the directory (\"../../conformance-escape\")");
   // One over CSI's limit of 63 characters, short enough that its socket path still fits.
