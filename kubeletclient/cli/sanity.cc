@@ -19,6 +19,7 @@
 #include "gflags/gflags.h"
 #include "kubeletclient/cli/shared_flags.h"
 #include "kubeletclient/sanity/checks.h"
+#include "kubeletclient/sanity/root_dir.h"
 #include "kubeletclient/sanity/sandbox.h"
 #include "kubeletclient/sanity/sanity.h"
 #include "kubeletclient/util/running_kubelets.h"
@@ -186,8 +187,21 @@ absl::StatusOr<SanityOptions> SanityOptionsFromFlags(const PublishCommand& publi
 }
 
 // Judges the driver once per release, in the order given; with several, each check's name
-// starts with its release ("1.29/filesystem/publish") and a line per release sums it up.
+// starts with its release ("1.29/filesystem/publish"), each release is judged in a root
+// directory of its own below --root-dir ("kubelet-1.29"), so that what one left cannot stand in
+// another's way, and a line per release sums it up.
 int Judge(SanityOptions options, const std::vector<KubeletRelease>& releases) {
+  // Before anything is sent: a root directory holding what an earlier run left would have the
+  // checks that meet it take it for their own.
+  absl::StatusOr<sanity::Leftovers> leftovers = sanity::FindLeftovers(options.node.root_dir);
+  if (!leftovers.ok()) {
+    return Fail(absl::StrCat("sanity: --root-dir: ", leftovers.status().message()));
+  }
+  if (leftovers->total > 0) {
+    return Fail(absl::StrCat("sanity: ",
+                             sanity::LeftoversRefusal(options.node.root_dir, *leftovers)));
+  }
+  const std::string root_dir = options.node.root_dir;
   // A run that changes the host does it from a mount namespace of its own, with a cleaner that
   // outlives it (sandbox.h); entered before any thread starts, left when this function returns.
   std::unique_ptr<sanity::Sandbox> sandbox;
@@ -230,7 +244,11 @@ int Judge(SanityOptions options, const std::vector<KubeletRelease>& releases) {
     options.csi.release = release;
     // Checked for every release already (PublishCommandFromFlags).
     options.node.feature_gates = *ParseFeatureGatesAt(FLAGS_feature_gates, release.minor);
-    if (releases.size() > 1) std::cout << "=== kubelet " << release.Name() << "\n";
+    if (releases.size() > 1) {
+      options.node.root_dir = absl::StrCat(root_dir, "/kubelet-", release.Name());
+      std::cout << "=== kubelet " << release.Name() << " (root directory " << options.node.root_dir
+                << ")\n";
+    }
     SanityReport report = RunSanity(options, std::cout);
     if (!report.error.empty()) return Fail(report.error);
     all.driver = report.driver;
@@ -241,9 +259,9 @@ int Judge(SanityOptions options, const std::vector<KubeletRelease>& releases) {
     all.passed += report.passed;
     all.failed += report.failed;
     all.skipped += report.skipped;
+    all.not_judged += report.not_judged;
     all.skipped_not_root += report.skipped_not_root;
-    summaries.push_back(absl::StrCat("kubelet ", release.Name(), ": ", report.passed, " passed, ",
-                                     report.failed, " failed, ", report.skipped, " skipped"));
+    summaries.push_back(absl::StrCat("kubelet ", release.Name(), ": ", SummaryCounts(report)));
     if (report.interrupted) {
       all.interrupted = true;
       break;
@@ -258,7 +276,8 @@ int Judge(SanityOptions options, const std::vector<KubeletRelease>& releases) {
     if (!junit.good()) return Fail("--junit: could not write " + FLAGS_junit);
   }
   if (all.interrupted) return 130;
-  return all.failed > 0 ? 1 : 0;
+  // A check not judged is never a pass: it fails the run as a failure does.
+  return all.failed > 0 || all.not_judged > 0 ? 1 : 0;
 }
 
 int Run() {

@@ -40,7 +40,7 @@ void Judge::JudgeBlockTarget(const std::string& name, const std::string& target,
       // Devices need root on the host, which this run lacks; drivers that publish devices
       // fall back to plain files without it, as the sample driver does.
       SkipNeedsRoot(name, ref,
-                    absl::StrCat("not judged: target_path ", target, " is ", what,
+                    absl::StrCat("cannot be judged without host changes: target_path ", target, " is ", what,
                                  ", and kubelet needs a device there; but this run cannot make "
                                  "host changes (", node_.host_skip_reason,
                                  "), so neither can a driver beside it. Run as root on the host "

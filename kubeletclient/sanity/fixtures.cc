@@ -6,15 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <random>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "hostutil/mount.h"
 #include "kubeletclient/csi/publisher.h"
 #include "kubeletclient/sanity/report.h"
 
@@ -38,19 +34,6 @@ bool SignalPending() {
 // The mount points below `dir`, from /proc/self/mountinfo (its fifth field, with the kernel's
 // octal escapes of space, tab, newline and backslash undone); `dir` itself is not one of them (it
 // is a mount point of its own when kubelet has made it shared).
-std::vector<std::string> MountsUnder(const std::string& dir) {
-  std::vector<std::string> mounts;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> fields = absl::StrSplit(line, ' ');
-    if (fields.size() < 5) continue;
-    const std::string path = hostutil::UnescapeMountinfo(fields[4]);
-    if (absl::StartsWith(path, dir + "/")) mounts.push_back(path);
-  }
-  return mounts;
-}
-
 bool Exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
@@ -111,9 +94,10 @@ void Judge::Record(CheckResult result) {
       stop != nullptr && result.name == stop) {
     raise(SIGSTOP);
   }
-  (result.verdict == Verdict::kPass   ? report_.passed
-   : result.verdict == Verdict::kFail ? report_.failed
-                                      : report_.skipped)++;
+  (result.verdict == Verdict::kPass        ? report_.passed
+   : result.verdict == Verdict::kFail      ? report_.failed
+   : result.verdict == Verdict::kNotJudged ? report_.not_judged
+                                           : report_.skipped)++;
   report_.checks.push_back(std::move(result));
 }
 
@@ -299,6 +283,13 @@ void Judge::CleanUp(std::vector<PodRun*> runs) {
 void Judge::SkipChecks(const std::string& prefix, const std::vector<std::string>& checks,
                        const std::string& why, size_t from) {
   for (size_t i = from; i < checks.size(); ++i) Skip(prefix + checks[i], "", why);
+}
+
+void Judge::NotJudgedChecks(const std::string& prefix, const std::vector<std::string>& checks,
+                            const std::string& why) {
+  for (const std::string& check : checks) {
+    Record({prefix + check, Verdict::kNotJudged, why, {}, ""});
+  }
 }
 
 }  // namespace ndr::kubelet::sanity

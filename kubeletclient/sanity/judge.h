@@ -32,6 +32,7 @@
 #include "kubeletclient/sanity/checks.h"
 #include "kubeletclient/sanity/controller_client.h"
 #include "kubeletclient/sanity/provisioning.h"
+#include "kubeletclient/sanity/root_dir.h"
 #include "kubeletclient/sanity/sanity.h"
 #include "kubeletclient/sanity/secrets_file.h"
 #include "kubeletclient/volume_command.h"
@@ -61,8 +62,6 @@ inline constexpr char kCleanRef[] =
 std::string RandomUid();
 // Whether SIGINT or SIGTERM is pending (the caller blocks both).
 bool SignalPending();
-// The mount points below `dir` (not `dir` itself), from /proc/self/mountinfo.
-std::vector<std::string> MountsUnder(const std::string& dir);
 bool Exists(const std::string& path);
 // What a SentCall's request says, for a FAIL's details.
 std::string Describe(const SentCall& call);
@@ -136,6 +135,10 @@ class Judge {
   // Skips `checks` from the `from`th on, under `prefix`, for `why`.
   void SkipChecks(const std::string& prefix, const std::vector<std::string>& checks,
                   const std::string& why, size_t from = 0);
+  // Records `checks`, under `prefix`, as not judged: what an earlier check of this run left
+  // (`why`) stands in their way. Counted as failures in the exit status.
+  void NotJudgedChecks(const std::string& prefix, const std::vector<std::string>& checks,
+                       const std::string& why);
 
   // sanity.cc
   // The handles given for `scenario` (a mode, or "generic-ephemeral"): its own, or the common

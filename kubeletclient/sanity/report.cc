@@ -8,9 +8,10 @@
 namespace ndr::kubelet::sanity {
 
 void WriteCheck(std::ostream& out, const CheckResult& result) {
-  const char* word = result.verdict == CheckResult::Verdict::kPass   ? "PASS"
-                     : result.verdict == CheckResult::Verdict::kFail ? "FAIL"
-                                                                    : "SKIP";
+  const char* word = result.verdict == CheckResult::Verdict::kPass        ? "PASS"
+                     : result.verdict == CheckResult::Verdict::kFail      ? "FAIL"
+                     : result.verdict == CheckResult::Verdict::kNotJudged ? "NOT JUDGED"
+                                                                         : "SKIP";
   // Summaries and details may quote the driver: its further lines go under the check's.
   out << word << "  " << result.name << ": " << ReportText(result.summary, "      ") << "\n";
   for (const std::string& detail : result.details) {
@@ -63,8 +64,20 @@ namespace ndr::kubelet {
 using sanity::XmlEscape;
 using Verdict = CheckResult::Verdict;
 
+std::string SummaryCounts(const SanityReport& report, const std::string& skipped_note) {
+  std::string line = absl::StrCat(report.passed, " passed, ", report.failed, " failed, ",
+                                  report.skipped, " skipped");
+  if (!skipped_note.empty()) absl::StrAppend(&line, " ", skipped_note);
+  if (report.not_judged > 0) {
+    absl::StrAppend(&line, ", ", report.not_judged,
+                    " not judged (what an earlier check of this run left stood in their way: "
+                    "counted as failures)");
+  }
+  return line;
+}
+
 std::string JunitXml(const SanityReport& report) {
-  const int tests = report.passed + report.failed + report.skipped;
+  const int tests = report.passed + report.failed + report.skipped + report.not_judged;
   double seconds = 0;
   for (const CheckResult& check : report.checks) seconds += check.seconds;
   std::string suite = "kubeletclient sanity";
@@ -72,9 +85,9 @@ std::string JunitXml(const SanityReport& report) {
   if (!report.kubelet_releases.empty()) {
     absl::StrAppend(&suite, " (kubelet ", absl::StrJoin(report.kubelet_releases, ", "), ")");
   }
-  const std::string counts = absl::StrCat("tests=\"", tests, "\" failures=\"", report.failed,
-                                          "\" skipped=\"", report.skipped, "\" time=\"",
-                                          absl::StrFormat("%.3f", seconds), "\"");
+  const std::string counts = absl::StrCat(
+      "tests=\"", tests, "\" failures=\"", report.failed, "\" errors=\"", report.not_judged,
+      "\" skipped=\"", report.skipped, "\" time=\"", absl::StrFormat("%.3f", seconds), "\"");
   std::string xml = absl::StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ",
                                  counts, ">\n  <testsuite name=\"", XmlEscape(suite), "\" ",
                                  counts, ">\n");
@@ -93,6 +106,9 @@ std::string JunitXml(const SanityReport& report) {
       if (!check.kubelet.empty()) body.push_back("kubelet: " + check.kubelet);
       absl::StrAppend(&xml, "<failure message=\"", XmlEscape(check.summary), "\">",
                       XmlEscape(absl::StrJoin(body, "\n")), "</failure>");
+    } else if (check.verdict == Verdict::kNotJudged) {
+      absl::StrAppend(&xml, "<error message=\"not judged: ", XmlEscape(check.summary),
+                      "\" type=\"NotJudged\"/>");
     } else if (check.verdict == Verdict::kSkip) {
       absl::StrAppend(&xml, "<skipped message=\"", XmlEscape(check.summary), "\"/>");
     }

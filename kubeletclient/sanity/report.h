@@ -1,5 +1,6 @@
 // How `kubeletclient sanity` reports: a text line per check as it is decided (PASS, FAIL with
-// its details and the kubelet function, SKIP with why), and JUnit XML of the whole run.
+// its details and the kubelet function, SKIP with why, NOT JUDGED with what stood in its way),
+// and JUnit XML of the whole run.
 #ifndef NDR_KUBELETCLIENT_SANITY_REPORT_H_
 #define NDR_KUBELETCLIENT_SANITY_REPORT_H_
 

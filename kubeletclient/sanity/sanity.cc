@@ -176,13 +176,12 @@ SanityReport Judge::Run() {
     if (!RunVolumes(modes, ephemeral)) return report_;
   }
   node_.tokens = nullptr;
-  out_ << report_.passed << " passed, " << report_.failed << " failed, " << report_.skipped
-       << " skipped";
-  if (report_.skipped_not_root > 0) {
-    out_ << " (" << report_.skipped_not_root << " of them for want of host changes: "
-         << node_.host_skip_reason << ")";
-  }
-  out_ << std::endl;
+  out_ << SummaryCounts(report_, report_.skipped_not_root == 0
+                                     ? ""
+                                     : absl::StrCat("(", report_.skipped_not_root,
+                                                    " of them for want of host changes: ",
+                                                    node_.host_skip_reason, ")"))
+       << std::endl;
   return report_;
 }
 

@@ -76,7 +76,10 @@ struct SanityOptions {
 };
 
 struct CheckResult {
-  enum class Verdict { kPass, kFail, kSkip };
+  // kNotJudged: a check this run could not carry out because an earlier check of the same run
+  // left state behind (its teardown failed) that it would take for its own. Never a pass: it
+  // counts as a failure in the exit status, and as an error in JUnit.
+  enum class Verdict { kPass, kFail, kSkip, kNotJudged };
   std::string name;  // e.g. "filesystem/restart-replay"
   Verdict verdict = Verdict::kSkip;
   std::string summary;               // one line
@@ -90,7 +93,7 @@ struct SanityReport {
   std::string driver;  // the driver judged, once registered
   std::vector<std::string> kubelet_releases;  // the releases judged by ("1.29"), if set
   std::vector<CheckResult> checks;
-  int passed = 0, failed = 0, skipped = 0;
+  int passed = 0, failed = 0, skipped = 0, not_judged = 0;
   int skipped_not_root = 0;  // of the skipped, those that needed host changes (root on the host)
   std::string error;         // why nothing could be judged (bad input); then no checks ran
   bool interrupted = false;  // SIGINT or SIGTERM arrived; the rest was skipped, then cleaned up
@@ -99,9 +102,13 @@ struct SanityReport {
 // Runs the checks, writing each line to `out` as it is decided, then the summary line.
 SanityReport RunSanity(const SanityOptions& options, std::ostream& out);
 
+// The counts of a summary line: "N passed, M failed, S skipped", `skipped_note` after the
+// skipped ones if given, then ", K not judged (...)" when some checks could not be carried out.
+std::string SummaryCounts(const SanityReport& report, const std::string& skipped_note = "");
+
 // The report as JUnit XML (one testsuite named after the driver and the kubelet releases, a
-// testcase per check with its time in seconds; failure and skipped elements; the judge, when the
-// report names it, as the testsuite's property "judge").
+// testcase per check with its time in seconds; failure, error (not judged) and skipped elements;
+// the judge, when the report names it, as the testsuite's property "judge").
 std::string JunitXml(const SanityReport& report);
 
 }  // namespace ndr::kubelet

@@ -252,7 +252,7 @@ TEST_F(SanityPeersTest, ARegularFileAtABlockTargetFailsTheTargetCheckOnly) {
   EXPECT_THAT(out, HasSubstr("is a regular file (with a file mounted on it), not a device"));
   EXPECT_THAT(out, HasSubstr("unmapBindMountDevice removes anything else without unmounting it"));
   EXPECT_EQ(verdicts.at("block/teardown"), "SKIP") << out;
-  EXPECT_THAT(out, HasSubstr("SKIP  block/teardown: not judged: kubelet cannot tear down a block "
+  EXPECT_THAT(out, HasSubstr("SKIP  block/teardown: cannot be judged: kubelet cannot tear down a block "
                              "volume whose target is not a device"));
   EXPECT_EQ(verdicts.at("block/clean"), "PASS") << out;
   EXPECT_EQ(verdicts.at("block/unstage-repeated"), "PASS") << out;

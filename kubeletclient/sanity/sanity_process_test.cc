@@ -44,13 +44,15 @@ using ::testing::Not;
 
 constexpr char kDriverName[] = "sample.csi.example.com";
 
-// The checks of one run, by verdict: {"PASS": {...}, "FAIL": {...}, "SKIP": {...}}.
+// The checks of one run, by verdict: {"PASS": {...}, "FAIL": {...}, "SKIP": {...},
+// "NOT JUDGED": {...}}.
 std::map<std::string, std::set<std::string>> Verdicts(const std::string& output) {
   std::map<std::string, std::set<std::string>> verdicts;
   for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    for (const char* word : {"PASS", "FAIL", "SKIP"}) {
-      if (absl::StartsWith(line, absl::StrCat(word, "  "))) {
-        absl::string_view rest = line.substr(6);
+    for (const char* word : {"PASS", "FAIL", "SKIP", "NOT JUDGED"}) {
+      const std::string head = absl::StrCat(word, "  ");
+      if (absl::StartsWith(line, head)) {
+        absl::string_view rest = line.substr(head.size());
         verdicts[word].insert(std::string(rest.substr(0, rest.find(':'))));
       }
     }
@@ -212,7 +214,7 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
                              "in its volume context accepted"));
   EXPECT_THAT(out, HasSubstr("PASS  inline/publish: NodePublishVolume\n"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/publish: NodeStageVolume, NodePublishVolume"));
-  EXPECT_THAT(out, HasSubstr("SKIP  block/target: not judged: target_path "));
+  EXPECT_THAT(out, HasSubstr("SKIP  block/target: cannot be judged without host changes: target_path "));
   // The sample driver reports its directory's file system, not the 1 GiB of the PV: said.
   EXPECT_THAT(out, ::testing::ContainsRegex("PASS  filesystem/stats: capacity [0-9]+, .*\\(a CO "
                                             "shows this capacity for a volume of 1073741824 "
@@ -224,7 +226,7 @@ TEST_F(SanityTest, TheSampleDriverPassesEveryCheck) {
   std::string xml;
   ASSERT_TRUE(ReadFile(junit, &xml));
   EXPECT_THAT(xml, HasSubstr(absl::StrCat("<testsuites tests=\"", passed.size() + 2,
-                                          "\" failures=\"0\" skipped=\"2\" time=\"")));
+                                          "\" failures=\"0\" errors=\"0\" skipped=\"2\" time=\"")));
   EXPECT_THAT(xml, ::testing::ContainsRegex("<testsuite name=\"kubeletclient sanity: "
                                             "sample.csi.example.com \\(kubelet 1\\.[0-9]+\\)\""));
   EXPECT_THAT(xml, ::testing::ContainsRegex("<testcase classname=\"sanity.block\" "
@@ -594,8 +596,9 @@ TEST_F(SanityTest, EachReleaseIsJudgedInOneRun) {
                 &out),
             0)
       << out;
-  EXPECT_THAT(out, HasSubstr("=== kubelet 1.33\n"));
-  EXPECT_THAT(out, HasSubstr("=== kubelet 1.37\n"));
+  // Each release in a root directory of its own.
+  EXPECT_THAT(out, HasSubstr("=== kubelet 1.33 (root directory " + root_ + "/kubelet-1.33)\n"));
+  EXPECT_THAT(out, HasSubstr("=== kubelet 1.37 (root directory " + root_ + "/kubelet-1.37)\n"));
   EXPECT_THAT(out, HasSubstr("SKIP  filesystem/volume-health: kubelet 1.33 does not call "
                              "NodeGetVolumeHealth (from 1.37, with CSIVolumeHealth)"));
   EXPECT_THAT(out, HasSubstr("PASS  filesystem/volume-health: NodeGetVolumeHealth: no adverse "
@@ -644,9 +647,9 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
        {"filesystem/restart-replay", "block/restart-replay", "generic-ephemeral/restart-replay"}},
       {"unpublish-missing-target",
        // The filesystem volume's failed teardown leaves it staged, which clean says (and the
-       // generic ephemeral volume, on the same handle, is skipped for it). The block volume's pod
-       // entry is gone before its NodeUnpublishVolume fails, so the last pod's teardown unstages
-       // it.
+       // generic ephemeral volume, on the same handle, cannot be judged for it). The block
+       // volume's pod entry is gone before its NodeUnpublishVolume fails, so the last pod's
+       // teardown unstages it.
        {"filesystem/unpublish-twice", "filesystem/teardown", "filesystem/unpublish-removed-target",
         "filesystem/clean", "block/unpublish-twice", "block/teardown",
         "block/unpublish-removed-target"}},
@@ -662,8 +665,18 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
     unlink(reg_socket_.c_str());
     StartDriver({"--stage-unstage", "--faults=" + fault});
     std::string out;
-    EXPECT_EQ(Run({}, &out), 1) << out;
+    // A root directory each: a fault's leftovers would have the next run refused.
+    EXPECT_EQ(Run({"--root-dir=" + dir_.Join("root-" + fault)}, &out), 1) << out;
     EXPECT_EQ(Verdicts(out)["FAIL"], failures) << out;
+    const std::set<std::string> not_judged =
+        fault == "unpublish-missing-target"
+            ? std::set<std::string>{"generic-ephemeral/publish", "generic-ephemeral/target",
+                                    "generic-ephemeral/restart-replay",
+                                    "generic-ephemeral/teardown",
+                                    "generic-ephemeral/unpublish-removed-target",
+                                    "generic-ephemeral/clean"}
+            : std::set<std::string>{};
+    EXPECT_EQ(Verdicts(out)["NOT JUDGED"], not_judged) << out;
     EXPECT_THAT(out, HasSubstr(absl::StrCat(failures.size(), " failed")));
     // Every FAIL says what was sent, what came back, and which kubelet function needs better.
     EXPECT_THAT(out, HasSubstr("      kubelet: ")) << out;
@@ -674,6 +687,41 @@ TEST_F(SanityTest, EachBrokenDriverFailsExactlyItsChecks) {
                                  "never published (see the read-only check)"));
     }
   }
+}
+
+// A run whose teardown failed leaves its volume staged. Within the run, the scenario on the same
+// volume cannot be carried out: NOT JUDGED, counted as a failure, an error in JUnit. A second run
+// on the same root directory would take what is left for its own: it is refused before anything
+// is sent, naming what is there, so that it can never end "0 failed" with checks passed over.
+TEST_F(SanityTest, WhatAnEarlierRunLeftIsNeverJudgedAsClean) {
+  StartDriver({"--stage-unstage", "--faults=unpublish-missing-target"});
+  const std::string junit = dir_.Join("junit.xml");
+  std::string out;
+  EXPECT_EQ(Run({"--junit=" + junit}, &out), 1) << out;
+  EXPECT_THAT(out, ::testing::ContainsRegex(
+                       "NOT JUDGED  generic-ephemeral/publish: [^\n]*/plugins/kubernetes.io/csi/"
+                       "sample.csi.example.com/[0-9a-f]+ is left from an earlier check of this "
+                       "run whose teardown failed"));
+  EXPECT_THAT(out, ::testing::ContainsRegex(
+                       "\n[0-9]+ passed, 7 failed, [0-9]+ skipped[^\n]*, 6 not judged \\(what an "
+                       "earlier check of this run left stood in their way: counted as "
+                       "failures\\)\n"));
+  std::string xml;
+  ASSERT_TRUE(ReadFile(junit, &xml));
+  EXPECT_THAT(xml, HasSubstr("errors=\"6\""));
+  EXPECT_THAT(xml, HasSubstr("name=\"generic-ephemeral/clean\""));
+  EXPECT_THAT(xml, ::testing::ContainsRegex("name=\"generic-ephemeral/clean\" "
+                                            "time=\"[0-9.]+\"><error message=\"not judged: "));
+  // Even judging only what the first run did not reach finds the root directory taken.
+  EXPECT_EQ(Run({"--only=^block/"}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr("sanity: --root-dir=" + root_ + " holds what an earlier run left"));
+  EXPECT_THAT(out, ::testing::ContainsRegex("file " + root_ +
+                                            "/plugins/kubernetes.io/csi/sample.csi.example.com/"
+                                            "[0-9a-f]+/vol_data.json"));
+  EXPECT_THAT(out, HasSubstr("Give a new --root-dir"));
+  // Nothing was sent: no handshake, no verdict.
+  EXPECT_THAT(out, Not(HasSubstr("registration/handshake")));
+  EXPECT_THAT(out, Not(HasSubstr("PASS  ")));
 }
 
 TEST_F(SanityTest, FailuresShowTheRequestTheAnswerAndWhatKubeletNeeds) {

@@ -189,7 +189,8 @@ bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::strin
     return false;
   }
   // What an earlier scenario on the same volume could not tear down would be taken for this
-  // one's (the staging directory is the volume's): judged there, not again here.
+  // one's (the staging directory is the volume's): that teardown was judged there; these checks
+  // cannot be carried out, and are not judged, never passed over as skipped.
   const VolumePlan& plan = *run->plan;
   for (const std::string& path :
        plan.block.has_value()
@@ -197,8 +198,10 @@ bool Judge::JudgePublish(const std::string& prefix, const std::vector<std::strin
        : plan.device.has_value() ? std::vector<std::string>{plan.device->dir}
                                  : std::vector<std::string>{}) {
     if (Exists(path)) {
-      SkipChecks(prefix, checks,
-                 absl::StrCat(path, " is left from an earlier check whose teardown failed"));
+      NotJudgedChecks(prefix, checks,
+                      absl::StrCat(path, " is left from an earlier check of this run whose "
+                                   "teardown failed; judge this scenario in a run of its own "
+                                   "(--only) once that teardown passes"));
       return false;
     }
   }
@@ -325,7 +328,7 @@ void Judge::JudgeTeardown(const std::string& name, const std::vector<PodRun*>& r
   } else if (!released.empty()) {
     // Not kubelet's teardown: it could not have unmounted those (the target check says why).
     Skip(name, ref,
-         absl::StrCat("not judged: kubelet cannot tear down a block volume whose target is not a "
+         absl::StrCat("cannot be judged: kubelet cannot tear down a block volume whose target is not a "
                       "device (see the target check): its UnmapBlockVolume fails with \"device or "
                       "resource busy\" at each retry. The judge unmounted kubelet's bind mounts "
                       "itself (", absl::StrJoin(released, ", "), "), then: ", CallSummary(all)));
