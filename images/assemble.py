@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Assembles the images and the release files of one build from its static binaries.
 
-    images/assemble.py OUT_DIR [--tag vV] [--image-prefix localhost/ndr/] [--tarballs]
-        [--release] [--command TEXT] PLATFORM=REGISTRAR,DRIVER[,KUBELETCLIENT] ...
+    images/assemble.py OUT_DIR --source-url URI [--tag vV] [--image-prefix localhost/ndr/]
+        [--tarballs] [--release] [--command TEXT] PLATFORM=REGISTRAR,DRIVER[,KUBELETCLIENT] ...
 
 PLATFORM is an OCI platform's architecture[/variant]: amd64, arm64, arm/v7, ppc64le, s390x. The
 binaries are static, with their symbol tables (the evidence images/vex.py checks); each is
 stripped here with its architecture's strip and shipped so. Which build they are (version, commit,
 date: the images' labels and tags, the SBOMs', provenance's and VEX's) is what they say when run
 with --version (natively, or under the platform's qemu); binaries that say different things are
-refused, so every label names the build every binary is.
+refused, so every label names the build every binary is. URI is where the source is published
+(images/source_uri.py says what it may be): the images' source label, the provenance's source and
+builder, the VEX documents' ids; a release's is whoever builds it's to give (release.sh
+--source-uri), never written into the code.
 
 For each image (csi-node-driver-registrar, sample-csi-driver, and with a KUBELETCLIENT for every
 platform kubeletclient: the judge, with the registrar beside it) it writes, into OUT_DIR:
@@ -55,14 +58,11 @@ import oci  # noqa: E402
 import provenance  # noqa: E402
 import sbom  # noqa: E402
 import scanner_files  # noqa: E402
+import source_uri  # noqa: E402
 import vex  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-# Where this project's source is published: the images' org.opencontainers.image.source label, and
-# the provenance's source and builder. Set it to where you publish this repository.
-SOURCE_URL = "https://git.example.org/ndr/csi-node-driver-registrar"
 
 # Each platform: its ELF machine (as `file` names it), the strip that handles its binaries, the
 # GNU triple of its cross tools (None for the host's), and how to run its binaries here.
@@ -161,7 +161,10 @@ def image_purl(name, digest):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out")
-    parser.add_argument("--source-url", default=SOURCE_URL)
+    parser.add_argument("--source-url", required=True,
+                        help="where the source is published (images/source_uri.py): the images' "
+                             "org.opencontainers.image.source label, the provenance's source and "
+                             "builder, the VEX documents' ids")
     parser.add_argument("--tag", default="", help="the git tag built (releases)")
     parser.add_argument("--image-prefix", default="localhost/ndr/")
     parser.add_argument("--tarballs", action="store_true")
@@ -170,6 +173,10 @@ def parse_args(argv):
     parser.add_argument("--vex", default=os.path.join(HERE, "vex", "statements.yaml"))
     parser.add_argument("platforms", nargs="+", metavar="PLATFORM=REGISTRAR,DRIVER[,KUBELETCLIENT]")
     args = parser.parse_args(argv)
+    try:
+        args.source_url = source_uri.check(args.source_url)
+    except ValueError as e:
+        parser.error(str(e))
     binaries = {}
     programs = ["csi-node-driver-registrar", "sample-csi-driver", "kubeletclient"]
     for spec in args.platforms:

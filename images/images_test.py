@@ -2,8 +2,13 @@
 """Unit tests of the release's parts that decide its bytes and its claims: images/oci.py (layer
 order, ownership, times, gzip headers, the archive), images/vex.py (statements checked, a
 statement a binary contradicts refused, products and subcomponents as scanners match them),
-images/notices.py (where copyright files are found), images/scanner_files.py and
-images/provenance.py."""
+images/notices.py (where copyright files are found), images/scanner_files.py,
+images/provenance.py and images/source_uri.py (what may be named as a release's source).
+
+vex.py's uncalled_symbols evidence is tested on small C programs compiled here with cc: a function
+present and uncalled, called, called only by another listed one, with its address in a data table
+or loaded in code, and absent; each as a PIE and as a static non-PIE binary."""
+import contextlib
 import gzip
 import io
 import json
@@ -14,6 +19,7 @@ import sys
 import tarfile
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -22,6 +28,7 @@ import oci  # noqa: E402
 import provenance  # noqa: E402
 import sbom  # noqa: E402
 import scanner_files  # noqa: E402
+import source_uri  # noqa: E402
 import vex  # noqa: E402
 
 EPOCH = 1795661513
@@ -124,6 +131,35 @@ statements:
 """
 
 
+# A program whose functions are every case of uncalled_symbols: uncalled, called from main, called
+# only from outer (itself uncalled), reached only through a data table, and with its address loaded
+# in main's code (a RIP-relative lea in a PIE, a $0x... immediate in a non-PIE binary).
+PROGRAM = r"""
+int uncalled(int x) { return x * 3; }
+int called(int x) { return x + 1; }
+int inner(int x) { return x - 1; }
+int outer(int x) { return inner(x) * 2; }
+int tabled(int x) { return x << 2; }
+int hooked(int x) { return x >> 1; }
+int (*table[])(int) = {tabled, 0};
+int (*volatile hook)(int);
+int main(int argc, char **argv) {
+  (void)argv;
+  hook = hooked;
+  return called(argc) + (table[argc > 5] ? table[argc > 5](argc) : 0) + hook(argc);
+}
+"""
+UNCALLED = """statements:
+  - vulnerability: CVE-3
+    source: foo
+    versions: ["1.0-1"]
+    status: not_affected
+    justification: vulnerable_code_not_in_execute_path
+    impact: pretend.
+    uncalled_symbols: %s
+"""
+
+
 class Vex(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="ndr-vex-")
@@ -210,6 +246,207 @@ class Vex(unittest.TestCase):
         self.assertNotIn("printf", symbols)
         subprocess.run(["strip", binary], check=True)
         self.assertIsNone(vex.defined_symbols(binary))
+
+    def test_evidence_goes_with_its_justification(self):
+        uncalled = STATEMENTS.replace(
+            "justification: vulnerable_code_not_present\n    impact: bar() is not linked.\n"
+            "    absent_symbols: [bar]",
+            "justification: vulnerable_code_not_in_execute_path\n    impact: bar() never runs.\n"
+            "    uncalled_symbols: [bar, baz]")
+        self.assertNotEqual(uncalled, STATEMENTS)
+        statements = self.load(uncalled)
+        self.assertEqual(statements[0]["uncalled_symbols"], ["bar", "baz"])
+        cases = {
+            # absent_symbols say code is not there, uncalled_symbols that it never runs.
+            "uncalled_symbols, code not present": (
+                "uncalled_symbols are evidence that code present is never run",
+                uncalled.replace("justification: vulnerable_code_not_in_execute_path",
+                                 "justification: vulnerable_code_not_present")),
+            "absent_symbols, not in execute path": (
+                "absent_symbols are evidence that code is not present",
+                uncalled.replace("uncalled_symbols: [bar, baz]", "absent_symbols: [bar]")),
+            "uncalled_symbols, cannot be controlled": (
+                "uncalled_symbols are evidence",
+                uncalled.replace("vulnerable_code_not_in_execute_path",
+                                 "vulnerable_code_cannot_be_controlled_by_adversary")),
+            "uncalled_symbols on an affected statement": (
+                "uncalled_symbols are evidence",
+                uncalled.replace("impact: It is there.",
+                                 "impact: It is there.\n    uncalled_symbols: [bar]")),
+            "uncalled_symbols empty": ("'uncalled_symbols' must be a list of symbol names",
+                                       uncalled.replace("[bar, baz]", "[]")),
+            "uncalled_symbols not a list": ("'uncalled_symbols' must be a list of symbol names",
+                                            uncalled.replace("[bar, baz]", "bar")),
+            "uncalled_symbols not names": ("'uncalled_symbols' must be a list of symbol names",
+                                           uncalled.replace("[bar, baz]", "[bar, 3]")),
+        }
+        for name, (said, text) in cases.items():
+            with self.assertRaises(vex.VexError, msg=name) as raised:
+                self.load(text)
+            self.assertIn(said, str(raised.exception), name)
+
+    def test_a_functions_parts_are_it(self):
+        # A compiler's part or clone of bar (bar.cold, bar.part.0) is bar's code: bar is there.
+        statements = self.load(STATEMENTS)
+        linked = {"/bin/x": [package(source="foo")]}
+        for symbols in ({"bar.cold"}, {"bar.part.0.isra.0"}):
+            problems = vex.check_evidence(statements, linked, lambda _, s=symbols: s, "amd64")
+            self.assertEqual(len(problems), 1, symbols)
+            self.assertIn("says bar is not in /bin/x, but it is", problems[0])
+        for symbols in ({"barn"}, {"foo.bar"}, {"bar_cold"}):
+            self.assertEqual(
+                vex.check_evidence(statements, linked, lambda _, s=symbols: s, "amd64"), [])
+        self.assertEqual(vex.named_after("f.part.0"), ["f.part.0", "f.part", "f"])
+        self.assertEqual(vex.named_after(".L.str"), [".L.str", ".L"])
+
+    # uncalled_symbols against real binaries: PROGRAM compiled once for the class.
+
+    @classmethod
+    def setUpClass(cls):
+        cls.programs = tempfile.mkdtemp(prefix="ndr-vex-programs-")
+        source = os.path.join(cls.programs, "p.c")
+        with open(source, "w") as f:
+            f.write(PROGRAM)
+        cls.binaries = {}
+        for name, flags in (("pie", ["-fpie", "-pie"]),
+                            ("static", ["-fno-pie", "-no-pie", "-static"])):
+            binary = os.path.join(cls.programs, name)
+            subprocess.run(["cc", "-O0", *flags, "-o", binary, source], check=True)
+            cls.binaries[name] = binary
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.programs)
+
+    def code_is_read(self):
+        if vex.Elf(self.binaries["pie"]).machine not in vex.CODE_READ:
+            self.skipTest("this machine's code is not read for references (vex.CODE_READ)")
+
+    def check(self, names, binary, notes=None):
+        path = os.path.join(self.dir, "uncalled.yaml")
+        with open(path, "w") as f:
+            f.write(UNCALLED % json.dumps(names))
+        statements = vex.load_statements(path)
+        return vex.check_evidence(statements, {binary: [package(source="foo")]},
+                                  vex.defined_symbols, "amd64", notes=notes)
+
+    def test_uncalled_present_and_uncalled_holds(self):
+        self.code_is_read()
+        for name, binary in self.binaries.items():
+            self.assertIn("uncalled", vex.defined_symbols(binary))
+            self.assertEqual(self.check(["uncalled"], binary), [], name)
+
+    def test_uncalled_absent_holds(self):
+        self.code_is_read()
+        for name, binary in self.binaries.items():
+            self.assertEqual(self.check(["not_linked_at_all"], binary), [], name)
+            self.assertEqual(self.check(["uncalled", "not_linked_at_all"], binary), [], name)
+
+    def test_uncalled_but_called_is_a_contradiction(self):
+        self.code_is_read()
+        for name, binary in self.binaries.items():
+            problems = self.check(["called"], binary)
+            self.assertEqual(len(problems), 1, name)
+            self.assertIn("CVE-3 (foo): the statement says nothing calls or refers to called in "
+                          f"{binary}, but main's code at 0x", problems[0])
+            self.assertIn("(call) refers to called", problems[0])
+
+    def test_uncalled_called_only_by_another_listed_function_holds(self):
+        self.code_is_read()
+        for name, binary in self.binaries.items():
+            self.assertEqual(self.check(["outer", "inner"], binary), [], name)
+            problems = self.check(["inner"], binary)
+            self.assertEqual(len(problems), 1, name)
+            self.assertIn("outer's code at 0x", problems[0])
+
+    def test_uncalled_with_an_address_in_a_data_table_is_a_contradiction(self):
+        self.code_is_read()
+        for name, binary in self.binaries.items():
+            problems = self.check(["tabled"], binary)
+            self.assertEqual(len(problems), 1, name)
+            self.assertIn("(in table)", problems[0])
+            self.assertNotIn("'s code", problems[0])
+            # The table is only main's: listing it makes it part of the set, and main's use of it
+            # is the reference found.
+            problems = self.check(["tabled", "table"], binary)
+            self.assertEqual(len(problems), 1, name)
+            self.assertIn("main's code at 0x", problems[0])
+            self.assertIn("refers to table", problems[0])
+
+    def test_uncalled_with_an_address_loaded_in_code_is_a_contradiction(self):
+        self.code_is_read()
+        for name, binary in self.binaries.items():
+            problems = self.check(["hooked"], binary)
+            self.assertEqual(len(problems), 1, name)
+            self.assertIn("main's code at 0x", problems[0])
+            self.assertIn("refers to hooked", problems[0])
+
+    def test_uncalled_each_binary_is_disassembled_once(self):
+        self.code_is_read()
+        binary = os.path.join(self.dir, "once")
+        shutil.copy(self.binaries["pie"], binary)
+        with mock.patch.object(vex, "_disassemble", wraps=vex._disassemble) as disassemble:
+            path = os.path.join(self.dir, "two.yaml")
+            with open(path, "w") as f:
+                f.write(UNCALLED % '["uncalled"]' + (UNCALLED % '["called"]').split(
+                    "statements:\n")[1].replace("CVE-3", "CVE-4"))
+            statements = vex.load_statements(path)
+            linked = {binary: [package(source="foo")]}
+            for _ in range(2):
+                problems = vex.check_evidence(statements, linked, vex.defined_symbols, "amd64")
+                self.assertEqual(len(problems), 1)
+                self.assertIn("CVE-4", problems[0])
+            self.assertEqual(disassemble.call_count, 1)
+            # A binary no statement with uncalled_symbols applies to is not read at all.
+            other = {binary: [package(source="bar")]}
+            self.assertEqual(vex.check_evidence(statements, other, vex.defined_symbols, "amd64"),
+                             [])
+            self.assertEqual(disassemble.call_count, 1)
+
+    def test_uncalled_where_code_is_not_read_it_says_so(self):
+        # As on aarch64: no objdump reading for this machine. Presence is all that is checked, and
+        # the result says so; only a pointer in data is still found.
+        binary = self.binaries["static"]
+        machine = vex.Elf(binary).machine
+        with mock.patch.object(vex, "CODE_READ", {}), mock.patch.object(vex, "_READ", {}):
+            notes = []
+            self.assertEqual(self.check(["called"], binary, notes=notes), [])
+            self.assertEqual(len(notes), 1)
+            self.assertIn(f"CVE-3 (foo): references not read on {machine}: called is in "
+                          f"{binary}", notes[0])
+            notes = []
+            self.assertEqual(self.check(["not_linked_at_all"], binary, notes=notes), [])
+            self.assertEqual(notes, [])  # absent: nothing left unread
+            notes = []
+            problems = self.check(["tabled"], binary, notes=notes)
+            self.assertEqual(len(problems), 1)
+            self.assertIn("(in table)", problems[0])
+            self.assertEqual(len(notes), 1)
+            # Without a list for them, the notes are warnings on stderr.
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr):
+                self.assertEqual(self.check(["uncalled"], binary), [])
+            self.assertIn(f"warning: CVE-3 (foo): references not read on {machine}: uncalled",
+                          stderr.getvalue())
+
+    def test_uncalled_in_an_arm64_binary_is_checked_for_presence_only(self):
+        if not shutil.which("aarch64-linux-gnu-gcc"):
+            self.skipTest("no aarch64-linux-gnu-gcc")
+        binary = os.path.join(self.dir, "arm64")
+        subprocess.run(["aarch64-linux-gnu-gcc", "-O0", "-o", binary,
+                        os.path.join(self.programs, "p.c")], check=True)
+        notes = []
+        self.assertEqual(self.check(["called", "not_linked_at_all"], binary, notes=notes), [])
+        self.assertEqual(len(notes), 1)
+        self.assertIn("references not read on aarch64: called is in", notes[0])
+
+    def test_uncalled_in_a_stripped_binary_is_a_problem(self):
+        binary = os.path.join(self.dir, "stripped")
+        shutil.copy(self.binaries["pie"], binary)
+        subprocess.run(["strip", binary], check=True)
+        problems = self.check(["uncalled"], binary)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("has no symbol table to check uncalled_symbols against", problems[0])
 
 
 class Notices(unittest.TestCase):
@@ -302,6 +539,34 @@ class Provenance(unittest.TestCase):
         text = json.dumps(statement)
         for word in ("startedOn", "finishedOn", os.uname().nodename):
             self.assertNotIn(word, text)
+
+
+class SourceUri(unittest.TestCase):
+    def test_a_repository_or_a_checkout(self):
+        for uri in ("https://github.com/kubernetes-csi/node-driver-registrar",
+                    "ssh://git.corp.internal/storage/ndr.git", "git://host.lan/ndr",
+                    "file:///work/csi-node-driver-registrar"):
+            self.assertEqual(source_uri.check(uri), uri)
+        self.assertEqual(source_uri.check("https://host.io/ndr/"), "https://host.io/ndr")
+
+    def test_placeholders_and_what_no_one_can_fetch(self):
+        for uri, said in [
+            ("", "no source URI given"),
+            ("https://git.example.org/ndr/csi-node-driver-registrar", "an example address"),
+            ("https://example.com/x", "an example address"),
+            ("https://git.corp.example/x", "an example address"),
+            ("https://ndr.test/x", "an example address"),
+            ("git.corp.lan/ndr", "does not start with one of"),
+            ("ftp://host.lan/ndr", "does not start with one of"),
+            ("https:///ndr", "names no host"),
+            ("file://host/ndr", "not a file:///absolute/path"),
+            ("https://user:token@host.lan/ndr", "credentials"),
+            ("https://host.lan/ndr?ref=main", "a query"),
+            ("https://host.lan/my repo", "a space"),
+        ]:
+            with self.assertRaises(ValueError, msg=uri) as caught:
+                source_uri.check(uri)
+            self.assertIn(said, str(caught.exception), uri)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 # Publishes a release that images/release.sh built: pushes every image index to a registry, with
 # all its platforms and attestations, then signs it and attests its documents with cosign.
 #
-#   bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--no-tlog] [--cosign=PATH]
+#   bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--tlog] [--cosign=PATH]
 #
-# e.g. bash images/publish.sh /tmp/release-1.0.0 registry.example.com/storage --key cosign.key
+# e.g. bash images/publish.sh /tmp/release-1.1.0 registry.example.com/storage --key cosign.key
 # pushes REPOSITORY/csi-node-driver-registrar:VERSION, REPOSITORY/sample-csi-driver:VERSION and
 # REPOSITORY/kubeletclient:VERSION (the judge)
 # (skopeo copy --all: the index, every platform, the BuildKit attestations), checks that each
@@ -13,7 +13,10 @@
 #   - signs each index and every manifest in it (cosign sign --recursive);
 #   - attests each platform's image with its SPDX SBOM (--type spdxjson) and SLSA v1 provenance
 #     (--type https://slsa.dev/provenance/v1), and each index with the release's OpenVEX
-#     (--type openvex), where cosign verify-attestation and trivy --vex oci find them.
+#     (--type openvex), where cosign verify-attestation and trivy --vex oci find them;
+#   - signs SHA256SUMS (SHA256SUMS.sig), so that the binary archives can be checked too;
+#   - writes the key's public half, cosign.pub, into RELEASE_DIR beside the release's files: hand
+#     it out with them. Every verify command of the README and docs/release.md takes it from there.
 #
 # The provenance is attested under its predicate type's URI, not cosign's `slsaprovenance1`: for
 # that name cosign (v2.6.5, pkg/cosign/attestation/attestation.go,
@@ -23,19 +26,22 @@
 # keeps the JSON as it is (generateCustomPredicate). Verifying with either name finds it: both
 # select the predicate type https://slsa.dev/provenance/v1.
 #
-# COSIGN_PASSWORD must hold the key's password. --no-tlog signs without the transparency log
-# (--tlog-upload=false), for a registry or a machine that cannot reach it; verify such signatures
-# with cosign's --insecure-ignore-tlog. Needs skopeo (Debian) and cosign; prints each index's
-# digest.
+# Signatures are made without the public transparency log (Rekor) unless --tlog is given: a
+# release goes to an operator's own registry, whose name and image digests a public log would
+# publish for anyone to read, and the machine may not reach the log at all. The key is what
+# operators verify against: `cosign verify --key cosign.pub --insecure-ignore-tlog ...` (the flag
+# only skips the log; signatures are still checked). COSIGN_PASSWORD must hold the key's password.
+# Needs skopeo (Debian) and cosign; prints each index's digest.
 set -euo pipefail
-usage="usage: bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--no-tlog] [--cosign=PATH]"
-release= repository= key= tlog=true cosign=cosign
+usage="usage: bash images/publish.sh RELEASE_DIR REPOSITORY --key COSIGN_KEY [--tlog] [--cosign=PATH]"
+release= repository= key= tlog=false cosign=cosign
 positional=()
 while [ $# -gt 0 ]; do
   case $1 in
     --key) key=${2:-}; shift 2 ;;
     --key=*) key=${1#*=}; shift ;;
-    --no-tlog) tlog=false; shift ;;
+    --tlog) tlog=true; shift ;;
+    --no-tlog) tlog=false; shift ;;  # the default; accepted for scripts that still say it
     --cosign=*) cosign=${1#*=}; shift ;;
     -*) echo "publish.sh: unknown flag $1; $usage" >&2; exit 2 ;;
     *) positional+=("$1"); shift ;;
@@ -58,6 +64,12 @@ command -v "$cosign" >/dev/null || fail "cosign is missing: go install github.co
 export COSIGN_YES=true
 tlog_flags=()
 $tlog || tlog_flags=(--tlog-upload=false)
+# The key's public half, beside the release's files; a cosign.pub already there must be this key's.
+public=$("$cosign" public-key --key "$key" 2>&1) || fail "cosign public-key --key $key: $public"
+if [ -f "$release/cosign.pub" ] && [ "$(cat "$release/cosign.pub")" != "$public" ]; then
+  fail "$release/cosign.pub is another key's: this release was published with another key." \
+    "Publish with that key, or remove cosign.pub and SHA256SUMS.sig to publish it anew"
+fi
 # Plain HTTP for a registry on this machine, as cosign itself allows for localhost.
 tls=()
 case $repository in localhost:* | localhost/* | 127.0.0.1:* | 127.0.0.1/*) tls=(--dest-tls-verify=false) ;; esac
@@ -105,3 +117,7 @@ for program in $(cut -d' ' -f1 <<<"$images" | sort -u); do
     --predicate "$release/$program.openvex.json" "$repository/$program@$digest" >/dev/null
   echo "    $digest: pushed, signed (index and images), SBOM and provenance per platform, VEX attested"
 done
+"$cosign" sign-blob --key "$key" "${tlog_flags[@]}" --output-signature "$release/SHA256SUMS.sig" \
+  "$release/SHA256SUMS" >/dev/null
+printf '%s\n' "$public" >"$release/cosign.pub"
+echo "==> $release/cosign.pub: the public key to verify it all with; SHA256SUMS signed (SHA256SUMS.sig)"

@@ -1,41 +1,49 @@
 #!/usr/bin/env bash
 # Checks a release end to end with the real tools an operator uses, and prints one table:
 #
-#   bash images/release-check.sh [VERSION] [--tools-dir=DIR] [--keep]
+#   bash images/release-check.sh [VERSION] --source-uri=URI [--tools-dir=DIR] [--keep]
 #
-# VERSION defaults to the newest vX.Y.Z tag. Needs root, Go (/usr/local/go) and the Go module
-# proxy (to build the tools once), and Debian's skopeo, containerd and runc (installed when
+# VERSION defaults to the newest release RELEASES records; its commit is its tag's or, without a
+# tag, the record's (version/releases.py). --source-uri (or $NDR_SOURCE_URI) is handed to
+# release.sh: where the release's source is published. Needs root, Go (/usr/local/go) and the Go
+# module proxy (to build the tools once), and Debian's skopeo, containerd and runc (installed when
 # missing); not part of the test suite. In order:
 #
 #  1. images/release.sh VERSION, twice, in two new directories at two different times (each
-#     builds the tag in a clean clone with a clean output base): the same SHA256SUMS, byte for byte.
+#     builds the commit in a clean clone with a clean output base): the same SHA256SUMS, byte for
+#     byte. As root, release.sh first upgrades linked packages Debian has newer versions of.
 #  2. A real OCI registry on 127.0.0.1 (distribution's `registry`, built from the Go module proxy).
 #  3. images/publish.sh, as a maintainer publishes: skopeo pushes every image index with all its
 #     platforms and attestations (the pushed digests must be the release's), and cosign (Go module
 #  4. proxy), with a key pair made here, signs each index and its images and attests each
-#     platform's SBOM and provenance and each index's VEX. No transparency log is reachable from
-#     here: signing skips the upload (--no-tlog) and verification skips the log
-#     (--insecure-ignore-tlog); the signatures are checked against the key alone.
-#  5. cosign verify and verify-attestation, and the attested documents are the release's files.
+#     platform's SBOM and provenance and each index's VEX, signs SHA256SUMS, and leaves the public
+#     key, cosign.pub, in the release's directory. Without the transparency log, as publish.sh
+#     signs by default; verification skips the log (--insecure-ignore-tlog) and checks the
+#     signatures against the key alone.
+#  5. cosign verify and verify-attestation, and the attested documents are the release's files;
+#     then the README's verify block exactly as it is written (its R= line set to this registry),
+#     run in the release's directory with cosign.pub from there.
 #  6. syft and trivy, in their default modes, read each platform's image from the registry: each
 #     must list exactly the Debian packages of that platform's SBOM, with their versions and purls.
 #  7. trivy's vulnerability findings for each platform, then with the release's VEX applied, as a
 #     file (--vex FILE) and as found beside the image (--vex oci). Trivy's own database comes from
 #     ghcr.io/mirror.gcr.io; where it cannot be downloaded (here), the check builds one (trivydb/)
 #     from the Debian advisories recorded in images/vex/statements.yaml and says so in the table.
-#  8. containerd pulls the registrar and the sample driver from the registry, as a node does, runs
-#     the registrar's --version, and a registration round trip: the driver's container and the
-#     registrar's, sharing a socket directory, answer kubeletclient probe as kubelet (which then
-#     dials the driver through the same directory for NodeGetInfo).
+#  8. containerd pulls the registrar, the sample driver and the judge (kubeletclient) from the
+#     registry, as a node does, runs each one's --version, and a registration round trip: the
+#     driver's container and the registrar's, sharing a socket directory, answer kubeletclient
+#     probe, run from the judge's image as kubelet (which then dials the driver through the same
+#     directory for NodeGetInfo).
 #
 # Every check is a row: PASS, FAIL with what was wrong, or NOT RUN with why; the exit status is 1
 # if any is not PASS. --tools-dir keeps the built tools (default /var/cache/ndr-release-check);
 # --keep leaves the registry, containerd and the work directory for a look.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-version= tools=/var/cache/ndr-release-check keep=false
+version= tools=/var/cache/ndr-release-check keep=false source_uri=${NDR_SOURCE_URI:-}
 for arg in "$@"; do
   case $arg in
+    --source-uri=*) source_uri=${arg#*=} ;;
     --tools-dir=*) tools=${arg#*=} ;;
     --keep) keep=true ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -45,9 +53,8 @@ for arg in "$@"; do
 done
 cd "$top"
 if [ -z "$version" ]; then
-  version=$(git tag --list 'v[0-9]*' --sort=-v:refname | head -n 1)
-  version=${version#v}
-  [ -n "$version" ] || { echo "release-check.sh: no vX.Y.Z tag here; name the VERSION" >&2; exit 2; }
+  version=$(python3 version/releases.py newest) ||
+    { echo "release-check.sh: RELEASES records no release; name the VERSION" >&2; exit 2; }
 fi
 
 # --- what this needs, said before anything runs ----------------------------------------------
@@ -55,8 +62,10 @@ missing=()
 [ "$(id -u)" -eq 0 ] || missing+=("root: pushing to containerd and running containers need it (sudo bash images/release-check.sh)")
 export PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || missing+=("Go: install it at /usr/local/go (the Go module proxy builds registry, cosign, syft and trivy with it)")
-git rev-parse -q --verify "refs/tags/v$version" >/dev/null ||
-  missing+=("the tag v$version: this checkout has no such tag (git tag --list)")
+commit=$(python3 version/releases.py commit "$version" 2>&1) ||
+  missing+=("release $version: ${commit#releases.py: }")
+checked_uri=$(python3 images/source_uri.py "$source_uri" 2>&1) ||
+  missing+=("the source URI (--source-uri=URI or NDR_SOURCE_URI): ${checked_uri#source_uri: }")
 if [ ${#missing[@]} -gt 0 ]; then
   echo "release-check.sh: cannot run; missing:" >&2
   printf '  - %s\n' "${missing[@]}" >&2
@@ -127,11 +136,11 @@ T=$tools/bin
 # --- 1. the release, twice --------------------------------------------------------------------
 one=$work/release-1 two=$work/release-2
 started=$(now)
-if bash images/release.sh "$version" "$one" >"$log/release-1.log" 2>&1; then
+if bash images/release.sh "$version" "$one" --source-uri="$source_uri" >"$log/release-1.log" 2>&1; then
   first=$(($(now) - started))
   # Another moment: the clock's second has moved on during the first build, whatever the machine.
   started=$(now)
-  if bash images/release.sh "$version" "$two" >"$log/release-2.log" 2>&1; then
+  if bash images/release.sh "$version" "$two" --source-uri="$source_uri" >"$log/release-2.log" 2>&1; then
     if cmp -s "$one/SHA256SUMS" "$two/SHA256SUMS"; then
       row "release.sh $version twice: two clean clones, output bases and times" PASS \
         "$first + $(($(now) - started))" \
@@ -202,12 +211,12 @@ cosign=("$T/cosign")
 signed=false
 started=$(now)
 if (cd "$work" && "${cosign[@]}" generate-key-pair) >"$log/cosign-keys.log" 2>&1 &&
-    bash images/publish.sh "$release" "$registry/ndr" --key "$work/cosign.key" --no-tlog \
-      --cosign="$T/cosign" >"$log/publish.log" 2>&1; then
+    bash images/publish.sh "$release" "$registry/ndr" --key "$work/cosign.key" \
+      --cosign="$T/cosign" >"$log/publish.log" 2>&1 && cmp -s "$work/cosign.pub" "$release/cosign.pub"; then
   signed=true
-  row "publish.sh: skopeo copy --all, cosign sign --recursive and attest (key pair made here; no transparency log reachable: upload skipped)" \
+  row "publish.sh: skopeo copy --all, cosign sign --recursive and attest (key pair made here; without the transparency log, publish.sh's default)" \
     PASS $(($(now) - started)) \
-    "every index pushed with its platforms and attestations at the release's digest; every index and image signed; per platform the SPDX SBOM and SLSA v1 provenance attested, per index the OpenVEX"
+    "every index pushed with its platforms and attestations at the release's digest; every index and image signed; per platform the SPDX SBOM and SLSA v1 provenance attested, per index the OpenVEX; SHA256SUMS signed; cosign.pub beside the release's files"
 else
   row "publish.sh: push, sign, attest" FAIL $(($(now) - started)) \
     "$(tail -n 3 "$log/cosign-keys.log" "$log/publish.log" 2>/dev/null | tr '\n' ' ')"
@@ -404,6 +413,43 @@ else
   row "trivy applies the release's VEX" FAIL 0 "see the per-platform counts below; vulnerability data: $db_source"
 fi
 
+# --- the README's verify block, word for word, as an operator runs it ---------------------------
+started=$(now)
+if $signed; then
+  # The fenced block after the README's "release-check runs this block" comment; only its R= line
+  # is set, to this registry.
+  if python3 - README.md "$registry/ndr" >"$work/readme-verify.sh" <<'PYTHON'; then
+import re, sys
+text = open(sys.argv[1]).read()
+marker = text.find("<!-- release-check: ")
+fence = text.find("```sh\n", marker)
+end = text.find("```\n", fence + 6)
+if marker < 0 or fence < 0 or end < 0:
+    sys.exit("README.md has no '<!-- release-check: ' comment before a ```sh block")
+block = text[fence + 6:end]
+lines = block.splitlines()
+assignments = [i for i, line in enumerate(lines) if line.startswith("R=")]
+if len(assignments) != 1:
+    sys.exit(f"the README's verify block sets R {len(assignments)} times, not once")
+lines[assignments[0]] = re.sub(r"^R=\S+", "R=" + sys.argv[2], lines[assignments[0]])
+print("\n".join(lines))
+PYTHON
+    if (cd "$release" && env PATH="$T:$PATH" TRIVY_CACHE_DIR="$trivy_cache" TRIVY_SKIP_DB_UPDATE=true \
+        TRIVY_SKIP_JAVA_DB_UPDATE=true TRIVY_OFFLINE_SCAN=true \
+        bash -euo pipefail "$work/readme-verify.sh") >"$log/readme-verify.log" 2>&1; then
+      row "the README's verify commands, word for word (R= set to this registry), with the release's cosign.pub" \
+        PASS $(($(now) - started)) "$(grep -c . "$work/readme-verify.sh") lines: $(grep -oE '^(cosign [a-z-]+|trivy image|sha256sum)' "$work/readme-verify.sh" | paste -sd, | sed 's/,/, /g'): every one exited 0"
+    else
+      row "the README's verify commands, word for word" FAIL $(($(now) - started)) \
+        "$(tail -n 4 "$log/readme-verify.log" | tr '\n' ' ')"
+    fi
+  else
+    row "the README's verify commands, word for word" FAIL 0 "$(cat "$work/readme-verify.sh")"
+  fi
+else
+  row "the README's verify commands, word for word" "NOT RUN" 0 "nothing was signed (above)"
+fi
+
 # --- 8. containerd, as a node ---------------------------------------------------------------------
 started=$(now)
 run=/tmp/ndr-rc-run-$$
@@ -433,14 +479,14 @@ node_problems=()
 if ! $up; then
   node_problems+=("containerd did not start: $(tail -n 3 "$log/containerd.log" | tr '\n' ' ')")
 else
-  for program in csi-node-driver-registrar sample-csi-driver; do
+  for program in $programs; do
     "${ctr[@]}" images pull --plain-http "$registry/ndr/$program:$tag" >"$log/pull-$program.log" 2>&1 ||
       node_problems+=("pulling $program: $(tail -n 2 "$log/pull-$program.log" | tr '\n' ' ')")
+    got=$("${ctr_run[@]}" --rm "$registry/ndr/$program:$tag" "rc-version-$program" \
+      "/$program" --version 2>&1)
+    [[ "$got" == "$program $version"$'\n'"commit: $commit"$'\n'* ]] ||
+      node_problems+=("$program --version in its container said: $got")
   done
-  got=$("${ctr_run[@]}" --rm "$registry/ndr/csi-node-driver-registrar:$tag" rc-version \
-    /csi-node-driver-registrar --version 2>&1)
-  [[ "$got" == "csi-node-driver-registrar $version"$'\n'"commit: "* ]] ||
-    node_problems+=("--version in the container said: $got")
   mkdir -p "$run/csi" "$run/registration"
   "${ctr_run[@]}" -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
     "$registry/ndr/sample-csi-driver:$tag" rc-driver /sample-csi-driver \
@@ -454,11 +500,17 @@ else
     node_problems+=("running the registrar: $(tail -n 2 "$log/run-registrar.log" | tr '\n' ' ')")
   socket=$run/registration/sample.csi.example.com-reg.sock
   for _ in $(seq 1 100); do [ -S "$socket" ] && break; sleep 0.1; done
-  bazel build -c opt //kubeletclient:kubeletclient >"$log/kubeletclient-build.log" 2>&1 &&
-    probe=$("$(bazel info -c opt bazel-bin 2>/dev/null)/kubeletclient/kubeletclient" probe \
-      --notify --registration-socket="$socket" 2>&1) && [[ "$probe" == *'"name": "sample.csi.example.com"'* ]] &&
-    [[ "$probe" == *'"nodeId": "release-check"'* ]] ||
-    node_problems+=("kubeletclient probe of $socket: $(echo "$probe" | tail -n 3 | tr '\n' ' ')")
+  # Kubelet's handshake from the judge's image, which sees the sockets at the host's paths.
+  if grep -qx kubeletclient <<<"$programs"; then
+    probe=$("${ctr_run[@]}" --rm --mount "type=bind,src=$run/csi,dst=$run/csi,options=rbind:rw" \
+      --mount "type=bind,src=$run/registration,dst=$run/registration,options=rbind:rw" \
+      "$registry/ndr/kubeletclient:$tag" rc-probe /kubeletclient probe --notify \
+      --registration-socket="$socket" 2>&1) && [[ "$probe" == *'"name": "sample.csi.example.com"'* ]] &&
+      [[ "$probe" == *'"nodeId": "release-check"'* ]] ||
+      node_problems+=("kubeletclient probe of $socket from the judge's image: $(echo "$probe" | tail -n 3 | tr '\n' ' ')")
+  else
+    node_problems+=("release $version has no judge's image (kubeletclient) to probe the registration with")
+  fi
   for task in rc-registrar rc-driver; do
     "${ctr[@]}" tasks kill -s SIGTERM "$task" >/dev/null 2>&1
     for _ in $(seq 1 50); do "${ctr[@]}" tasks ls 2>/dev/null | grep -q "^$task " || break; sleep 0.1; done
@@ -466,7 +518,7 @@ else
     "${ctr[@]}" containers rm "$task" >/dev/null 2>&1
   done
   [ ! -e "$socket" ] || node_problems+=("the registrar left its socket after SIGTERM")
-  "${ctr[@]}" images rm "$registry/ndr/csi-node-driver-registrar:$tag" "$registry/ndr/sample-csi-driver:$tag" >/dev/null 2>&1
+  for program in $programs; do "${ctr[@]}" images rm "$registry/ndr/$program:$tag" >/dev/null 2>&1; done
 fi
 kill "${pids[-1]}" 2>/dev/null && wait "${pids[-1]}" 2>/dev/null
 ndr_run_containerd_restore "$work/run-containerd.before"
@@ -482,14 +534,14 @@ diff "$work/run-containerd.before" "$work/run-containerd.after" >/dev/null ||
 rm -rf "$run"
 if [ ${#node_problems[@]} -eq 0 ]; then
   row "containerd pulls and runs them as a node would" PASS $(($(now) - started)) \
-    "the host's platform pulled from the index; --version names $version; driver and registrar containers register through the shared socket (kubeletclient probe as kubelet); SIGTERM removes the socket"
+    "the host's platform of $(echo $programs | sed 's/ /, /g') pulled from each index; each --version names $version and ${commit:0:12}; driver and registrar containers register through the shared socket (kubeletclient probe from the judge's image, as kubelet); SIGTERM removes the socket"
 else
   row "containerd pulls and runs them" FAIL $(($(now) - started)) "$(IFS=';'; echo "${node_problems[*]}")"
 fi
 
 # --- the table --------------------------------------------------------------------------------
 echo
-echo "release-check of $version ($(git rev-parse --short=12 "v$version")), $(date -u +%Y-%m-%d), $(nproc) cores:"
+echo "release-check of $version (${commit:0:12}), $(date -u +%Y-%m-%d), $(nproc) cores:"
 printf '%s\n' "| check | outcome | time | detail |" "|---|---|---|---|" "${rows[@]}"
 echo
 echo "Scanners per platform (packages listed; trivy's findings before and after the VEX):"

@@ -1,11 +1,24 @@
 #!/usr/bin/env bash
-# Builds release VERSION from the commit tagged vVERSION, into OUT_DIR:
+# Builds release VERSION from its commit, into OUT_DIR:
 #
-#   bash images/release.sh VERSION OUT_DIR        e.g. bash images/release.sh 1.0.0 /tmp/r
+#   bash images/release.sh VERSION OUT_DIR --source-uri=URI [--upgrade]
+#        e.g. bash images/release.sh 1.1.0 /tmp/r --source-uri=https://github.com/ORG/REPO
 #
-# The tag is cloned into a new directory and built there with an output base of its own and no
-# cache (-c opt, every platform), so nothing of this checkout or of earlier builds gets in; two
-# runs give the same bytes (images/assemble.py, and //images:reproducible_test for what decides it).
+# The commit is the tag vVERSION's, or where there is no tag the one RELEASES records for VERSION
+# (version/releases.py; a tag and a record that disagree are refused). It is cloned into a new
+# directory, tagged there, and built with an output base of its own and no cache (-c opt, every
+# platform), so nothing of this checkout or of earlier builds gets in; two runs give the same bytes
+# (images/assemble.py, and //images:reproducible_test for what decides it).
+#
+# --source-uri (or $NDR_SOURCE_URI) is where the release's source is published, as operators can
+# fetch it: the images' org.opencontainers.image.source label and the provenance name it
+# (images/source_uri.py says what it may be; an example address is refused). Every release links
+# the newest Debian packages apt knows of: this is checked before the build, from Debian's current
+# package lists, for the packages the release's programs link (the -dev packages of
+# toolchain/cross/make-sysroot.sh and the compilers' own libraries). As root, older ones are
+# upgraded, saying which; otherwise the release is refused in seconds unless --upgrade asks for
+# the upgrade through sudo. After the build, the packages the link really used are checked again.
+#
 # OUT_DIR gets, for the registrar, the sample driver and (from 1.1.0) kubeletclient, the judge:
 #
 #   PROGRAM.oci.tar                      one OCI image index for linux/amd64, arm64, arm/v7, ppc64le
@@ -16,27 +29,39 @@
 #   PROGRAM-linux-ARCH.provenance.json   SLSA v1 provenance (in-toto) of the image and the tarball
 #   PROGRAM.openvex.json                 OpenVEX for the image index (images/vex/statements.yaml)
 #
-# and csi-node-driver-registrar-VERSION.src.tar.gz (the tag's source, which the LGPL asks for
+# and csi-node-driver-registrar-VERSION.src.tar.gz (the commit's source, which the LGPL asks for
 # beside statically linked glibc), digests.txt (each index's digest) and SHA256SUMS of them all.
 #
-# Refused, saying what to do: a VERSION that is not semver, a missing tag, a tag on a commit whose
-# VERSION file names another version, uncommitted changes here, an OUT_DIR that is not empty, a
-# linked Debian package with a newer version in apt's lists, and Debian source versions linked
-# that no VEX statement has been reviewed for. Needs root (or sudo) to install what the build
-# needs, as the README's commands do; downloads nothing but Debian packages.
+# Refused, saying what to do: a VERSION that is not semver, a version neither tagged nor recorded,
+# a commit whose VERSION file names another version, no source URI or an example one, uncommitted
+# changes here, an OUT_DIR that is not empty, a linked Debian package older than the newest in
+# apt's lists (unless upgraded, above), and Debian source versions linked that no VEX statement has
+# been reviewed for. Needs root (or sudo) to install what the build needs, as the README's commands
+# do; downloads nothing but Debian packages.
 set -euo pipefail
-usage="usage: bash images/release.sh VERSION OUT_DIR   (e.g. 1.0.0 /tmp/release-1.0.0)"
+usage="usage: bash images/release.sh VERSION OUT_DIR --source-uri=URI [--upgrade]"
 refuse() {
   echo "release.sh: $*" >&2
   exit 1
 }
-[ $# -eq 2 ] || { echo "$usage" >&2; exit 2; }
-version=$1 out=$2
+source_uri=${NDR_SOURCE_URI:-} upgrade=false positional=()
+for arg in "$@"; do
+  case $arg in
+    --source-uri=*) source_uri=${arg#*=} ;;
+    --upgrade) upgrade=true ;;
+    -*) echo "release.sh: unknown flag $arg; $usage" >&2; exit 2 ;;
+    *) positional+=("$arg") ;;
+  esac
+done
+[ ${#positional[@]} -eq 2 ] || { echo "$usage" >&2; exit 2; }
+version=${positional[0]} out=${positional[1]}
 top=$(cd "$(dirname "$0")/.." && pwd)
 number='(0|[1-9][0-9]*)'
 [[ "$version" =~ ^$number\.$number\.$number(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$ ]] ||
   refuse "'$version' is not a release version: MAJOR.MINOR.PATCH, optionally with a pre-release" \
     "(1.0.0, 1.1.0-rc.1), without 'v' or build metadata"
+source_uri=$(python3 "$top/images/source_uri.py" "$source_uri" 2>&1) ||
+  refuse "${source_uri#source_uri: } (--source-uri=URI or NDR_SOURCE_URI)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 [ -z "$(ls -A "$out")" ] || refuse "$out is not empty; give a new or empty directory (nothing in it is replaced)"
@@ -44,17 +69,15 @@ out=$(cd "$out" && pwd)
 cd "$top"
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || refuse "$top is not a git checkout"
 tag=v$version
-commit=$(git rev-parse -q --verify "refs/tags/$tag^{commit}") ||
-  refuse "there is no tag $tag. Tag the commit to release, after updating CHANGELOG.md:" \
-    "git tag -a $tag -m 'Release $version' COMMIT"
+commit=$(python3 version/releases.py commit "$version" 2>&1) || refuse "${commit#releases.py: }"
 if [ -n "$(git status --porcelain)" ]; then
   refuse "this checkout has uncommitted or untracked changes (git status): a release is built from" \
-    "the tag $tag alone, so they would not be in it. Commit or stash them first."
+    "its commit alone, so they would not be in it. Commit or stash them first."
 fi
 tagged=$(git show "$commit:VERSION" 2>/dev/null | tr -d ' \t\r\n') || tagged="(no VERSION file)"
 [ "$tagged" = "${version%%-*}" ] ||
-  refuse "the tag $tag is on commit ${commit:0:12}, whose VERSION file says $tagged, not" \
-    "${version%%-*}: tag the commit whose VERSION is ${version%%-*}, or fix VERSION and tag again"
+  refuse "release $version is commit ${commit:0:12}, whose VERSION file says $tagged, not" \
+    "${version%%-*}: fix the tag or RELEASES"
 
 work=$(mktemp -d /tmp/ndr-release-XXXXXX)
 bazel=(bazel "--output_base=$work/output")
@@ -63,19 +86,59 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-echo "==> cloning $tag (${commit:0:12}) into $work/src"
-git -c advice.detachedHead=false clone --quiet --no-hardlinks --branch "$tag" "$top" "$work/src"
+echo "==> cloning ${commit:0:12} (release $version) into $work/src"
+git clone --quiet --no-hardlinks --no-checkout "$top" "$work/src"
+git -C "$work/src" -c advice.detachedHead=false checkout --quiet "$commit"
+# Tagged in the clone as it is here, or as RELEASES records it (the same tag object either way),
+# so that the release's own version/describe.sh names it.
+python3 version/releases.py tag --into "$work/src" "$version" >/dev/null 2>&1 ||
+  git -C "$work/src" rev-parse -q --verify "refs/tags/$tag" >/dev/null ||
+  refuse "could not tag $tag in the clone"
 cd "$work/src"
-# What the tag's own build needs (its install script), and apt's lists made current, so that the
-# check below compares with what Debian publishes today.
+
+# Debian's current package lists, then the packages the release links, before anything is built.
 source test/install-deps.sh
-ndr_install_cross_deps
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
 ndr_step "Reading Debian's current package lists" "${sudo[@]}" apt-get update -qq
+linked=$(sed -n '/^packages=(/,/^)/p' toolchain/cross/make-sysroot.sh | sed '1d;$d' | tr -s ' \n' '\n')
+[ -n "$linked" ] || refuse "toolchain/cross/make-sysroot.sh of ${commit:0:12} lists no packages"
+for compiler in g++ aarch64-linux-gnu-g++ arm-linux-gnueabihf-g++ powerpc64le-linux-gnu-g++ \
+    s390x-linux-gnu-g++; do
+  command -v "$compiler" >/dev/null || continue
+  for library in libstdc++.a libgcc.a libgcc_eh.a; do
+    file=$("$compiler" -print-file-name="$library")
+    linked+=$'\n'$(dpkg -S "$(readlink -f "$file")" 2>/dev/null | cut -d: -f1 | head -n 1)
+  done
+done
+stale=()
+for package in $(sort -u <<<"$linked"); do
+  installed=$(dpkg-query -W -f='${Version}' "$package" 2>/dev/null) || continue  # installed below
+  [ -n "$installed" ] || continue
+  candidate=$(apt-cache policy "$package" | sed -n 's/^  Candidate: //p')
+  [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && [ "$candidate" != "$installed" ] &&
+    stale+=("$package $installed (newest: $candidate)")
+done
+if [ ${#stale[@]} -gt 0 ]; then
+  names=$(printf '%s\n' "${stale[@]}" | cut -d' ' -f1 | tr '\n' ' ')
+  if [ "$(id -u)" -eq 0 ] || $upgrade; then
+    echo "==> upgrading the linked packages Debian has published newer versions of:"
+    printf '      %s\n' "${stale[@]}"
+    # shellcheck disable=SC2086
+    ndr_step "apt-get install --only-upgrade $names" "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq --only-upgrade $names
+  else
+    refuse "a release links the newest packages Debian has published; these are older:" \
+      "$(printf '\n  %s' "${stale[@]}")" $'\n'"Run this as root, or with --upgrade (which runs" \
+      "apt-get install --only-upgrade $names through sudo), then release again."
+  fi
+fi
+# What the commit's own build needs (its install script; the cross sysroots follow the versions
+# now installed).
+ndr_install_cross_deps
 described=$(bash version/describe.sh | sed -n 's/^version //p')
 [ "$described" = "$version" ] ||
-  refuse "the clone of $tag describes itself as $described, not $version (version/describe.sh)"
+  refuse "the clone of ${commit:0:12} describes itself as $described, not $version (version/describe.sh)"
 
 # The programs the tag releases: the registrar and the sample driver, and from 1.1.0 kubeletclient
 # (the judge's image), which a tag has when its cross builds make it for every platform.
@@ -103,6 +166,8 @@ for pair in arm64:arm64 arm/v7:armv7 ppc64le:ppc64le s390x:s390x; do
   platforms+=("${pair%%:*}=$(binaries "$dir" "$dir" "$dir")")
 done
 
+# The packages the link really used (the binaries' own record), held to the same rule: a library
+# linked from a package the list above missed is caught here.
 echo "==> checking that every linked Debian package is the newest apt knows"
 /usr/bin/python3 - "${platforms[0]#amd64=}" <<'PYTHON'
 import subprocess, sys
@@ -117,17 +182,20 @@ for package in sorted({p.installed for p in packages.values() if p.root == "/"})
         stale.append(f"{package} {fields.get('Installed')} (newest: {fields.get('Candidate')})")
 if stale:
     print("release.sh: a release links the newest packages Debian has published; these are older:\n  "
-          + "\n  ".join(stale) + "\nRun apt-get update && apt-get install --only-upgrade "
-          + " ".join(s.split()[0] for s in stale) + ", then release again.", file=sys.stderr)
+          + "\n  ".join(stale) + "\nRun apt-get install --only-upgrade "
+          + " ".join(s.split()[0] for s in stale) + " (and add them to the packages of "
+          "toolchain/cross/make-sysroot.sh, which release.sh checks before it builds), then "
+          "release again.", file=sys.stderr)
     sys.exit(1)
 PYTHON
 
 echo "==> assembling the images, tarballs, SBOMs, provenance and VEX"
 /usr/bin/python3 images/assemble.py "$out" --tag "$tag" --tarballs --release \
-  --command "bash images/release.sh $version OUT_DIR" "${platforms[@]}" | tee "$out/digests.txt"
-# The source of the tag, as the LGPL asks beside a statically linked glibc: git archive stamps
+  --source-url "$source_uri" --command "bash images/release.sh $version OUT_DIR" \
+  "${platforms[@]}" | tee "$out/digests.txt"
+# The commit's source, as the LGPL asks beside a statically linked glibc: git archive stamps
 # every file with the commit's time, and gzip -n leaves out the name and time of its own.
-git archive --format=tar --prefix="csi-node-driver-registrar-$version/" "$tag" |
+git archive --format=tar --prefix="csi-node-driver-registrar-$version/" "$commit" |
   gzip -n -9 >"$out/csi-node-driver-registrar-$version.src.tar.gz"
 (cd "$out" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%P\n' | LC_ALL=C sort |
   xargs sha256sum >SHA256SUMS)

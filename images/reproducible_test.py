@@ -24,6 +24,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ASSEMBLE = os.path.join(HERE, "assemble.py")
+# Where the assembled images say their source is: a checkout's path, as a local build names it.
+SOURCE = "file:///src/csi-node-driver-registrar"
 BINARIES = sys.argv[1:5]
 del sys.argv[1:5]
 
@@ -66,7 +68,7 @@ class Reproducible(unittest.TestCase):
         if len(copies) == 4:
             platforms.append(f"arm64={copies[2]},{copies[3]}")
         run = subprocess.run(
-            ["/usr/bin/python3", ASSEMBLE, out, "--tarballs"] + platforms,
+            ["/usr/bin/python3", ASSEMBLE, out, "--source-url", SOURCE, "--tarballs"] + platforms,
             cwd=inputs, env=env, capture_output=True, text=True,
             preexec_fn=lambda: os.umask(umask))
         self.assertEqual(run.returncode, 0, run.stderr)
@@ -134,9 +136,9 @@ class Refusals(unittest.TestCase):
         self.work = tempfile.mkdtemp(prefix="ndr-refuse-")
         self.addCleanup(shutil.rmtree, self.work)
 
-    def run_assemble(self, *args, binaries=BINARIES[:2]):
+    def run_assemble(self, *args, binaries=BINARIES[:2], source=("--source-url", SOURCE)):
         out = os.path.join(self.work, "out")
-        run = subprocess.run(["/usr/bin/python3", ASSEMBLE, out] + list(args)
+        run = subprocess.run(["/usr/bin/python3", ASSEMBLE, out] + list(source) + list(args)
                              + [f"amd64={binaries[0]},{binaries[1]}"],
                              capture_output=True, text=True)
         return run, out
@@ -179,6 +181,23 @@ class Refusals(unittest.TestCase):
         self.assertIn("says main is not in", run.stderr)
         self.assertFalse(os.path.exists(out))
 
+    def test_a_function_said_uncalled_that_is_called(self):
+        # "nothing calls main": _start does, and the binary's code says so.
+        path = self.statements("""statements:
+- vulnerability: CVE-0000-0002
+  source: glibc
+  versions: [%s]
+  status: not_affected
+  justification: vulnerable_code_not_in_execute_path
+  impact: pretend
+  uncalled_symbols: [main]
+""" % ", ".join(f'"{v}"' for v in self.glibc_versions()))
+        run, out = self.run_assemble("--vex", path)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("says nothing calls or refers to main in", run.stderr)
+        self.assertIn("_start's code at 0x", run.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def test_unreviewed_versions_warn_and_refuse_a_release(self):
         path = self.statements("statements: []\n")
         run, out = self.run_assemble("--vex", path, "--release")
@@ -193,12 +212,23 @@ class Refusals(unittest.TestCase):
     def test_the_judge_for_some_platforms_only(self):
         # An index holds the same image for every platform: kubeletclient for all or for none.
         out = os.path.join(self.work, "out")
-        run = subprocess.run(["/usr/bin/python3", ASSEMBLE, out,
+        run = subprocess.run(["/usr/bin/python3", ASSEMBLE, out, "--source-url", SOURCE,
                               f"amd64={BINARIES[0]},{BINARIES[1]},{BINARIES[0]}",
                               f"arm64={BINARIES[2]},{BINARIES[3]}"],
                              capture_output=True, text=True)
         self.assertEqual(run.returncode, 2, run.stderr)
         self.assertIn("give KUBELETCLIENT for every platform or for none", run.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_no_source_or_a_placeholder(self):
+        # Every image names where its source is; nobody's example address will do.
+        run, out = self.run_assemble(source=())
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("--source-url", run.stderr)
+        self.assertFalse(os.path.exists(out))
+        run, out = self.run_assemble(source=("--source-url", "https://git.example.org/ndr"))
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("is an example address", run.stderr)
         self.assertFalse(os.path.exists(out))
 
     def glibc_versions(self):

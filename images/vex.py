@@ -9,10 +9,42 @@ images and binaries of one build, and checks it against them first:
     one of its versions (images/sbom.py's linked_packages: what the linker recorded), and to no
     other, so a Debian update that changes a version makes its statements stop applying until
     someone reviews them (unreviewed() lists the source versions no statement names);
-  - "not_affected" because the vulnerable code is not there names the functions that hold it
-    (absent_symbols); each must be missing from the symbol table of every binary the statement
-    applies to, or the build refuses the document: a statement the binary contradicts is never
-    published.
+  - "not_affected" because the vulnerable code is not there (vulnerable_code_not_present,
+    component_not_present) names the functions that hold it (absent_symbols); each must be missing
+    from the symbol table of every binary the statement applies to, and so must the parts a
+    compiler names after it (below);
+  - "not_affected" because the vulnerable code is linked but never runs
+    (vulnerable_code_not_in_execute_path) may name the functions that hold it (uncalled_symbols);
+    each must be missing from every binary the statement applies to, or present and referred to
+    from nowhere but the functions listed (they may call one another: the set as a whole is
+    unreachable). A reference is a direct call, jump or address load in the code of any other
+    function, or the function's address stored as a pointer-sized word (in the binary's byte order)
+    in a data section or as a relocation's addend (.data, .data.rel.ro, .rodata, .got,
+    .init_array, .rela.plt's IRELATIVE slots, ...: everything allocated and not executable).
+
+A statement a binary contradicts (a listed name present, a reference found) is never published:
+the build refuses the document.
+
+How far the uncalled_symbols evidence goes. References in code are read only where objdump states
+every address an instruction uses: on x86-64 (CODE_READ), where it annotates each direct call's
+and jump's target and each RIP-relative address with <symbol>, and where a binary linked at fixed
+addresses (not a PIE) holds an address as an immediate ($0x401100) or an absolute displacement
+(0x4c2010(,%rax,8)), which counts when it is a listed function's start or inside a listed
+object. On other machines an address is built from several instructions (aarch64's adrp and
+add, arm's literal pools, ppc64's TOC, s390x's larl and GOT) that objdump does not put together,
+so their code is not read: there the check is presence or absence, plus pointers in data, and
+every result for a present name says "references not read on <machine>" (check_evidence's notes,
+which go to the caller's list or else to stderr as warnings), never that it was checked. What no
+reading sees anywhere: an address computed by arithmetic, kept in a field narrower than a
+pointer, or looked up by name at run time (dlsym).
+
+What a name stands for: the functions of that name in the symbol table, with the parts and
+clones a compiler names after them (NAME.cold, NAME.part.0, NAME.isra.0, NAME.constprop.0); all
+of them, where static functions in several files share it; an object of that name only where no
+function has it. A pointer table that only listed functions use is a reference from data: list
+the table too, and it becomes part of the set, its own references checked like a function's.
+Only binaries a statement with uncalled_symbols applies to are read, each once per run for all
+the names asked of it (references() keeps what it read).
 
 A statement file entry:
 
@@ -21,12 +53,25 @@ A statement file entry:
     versions: ["2.36-9+deb12u14"]      # its versions this holds for
     status: not_affected               # not_affected | affected | fixed | under_investigation
     justification: vulnerable_code_not_present   # OpenVEX's, for not_affected
-    impact: wordexp() is not linked in.         # why, in a sentence or two
+    impact: wordexp() is not linked.         # why, in a sentence or two
     absent_symbols: [wordexp]          # evidence: functions not in the binary
     action: ...                        # for affected: what an operator should do
+
+  - vulnerability: CVE-2026-42768
+    ...
+    justification: vulnerable_code_not_in_execute_path
+    uncalled_symbols: [PKCS7_dataDecode, pkcs7_decrypt_rinfo]  # evidence: never referred to
 """
 
+import bisect
+import collections
+import os
+import re
+import shutil
 import struct
+import subprocess
+import sys
+import tempfile
 import urllib.parse
 
 import yaml
@@ -38,9 +83,20 @@ JUSTIFICATIONS = {
     "component_not_present", "vulnerable_code_not_present", "vulnerable_code_not_in_execute_path",
     "vulnerable_code_cannot_be_controlled_by_adversary", "inline_mitigations_already_exist",
 }
+# Which evidence goes with which justification: absent_symbols says code is not there,
+# uncalled_symbols that it is there and never runs.
+NOT_PRESENT = ("vulnerable_code_not_present", "component_not_present")
+NOT_IN_EXECUTE_PATH = "vulnerable_code_not_in_execute_path"
 FIELDS = {"vulnerability", "source", "versions", "status", "justification", "impact",
-          "absent_symbols", "action", "platforms", "debian_fixed", "severity"}
+          "absent_symbols", "uncalled_symbols", "action", "platforms", "debian_fixed", "severity"}
 SEVERITIES = {"LOW", "MEDIUM", "HIGH", "CRITICAL", "UNKNOWN"}
+
+# ELF machines (e_machine), as the notes name them.
+MACHINES = {3: "i386", 8: "mips", 20: "ppc", 21: "ppc64", 22: "s390x", 40: "arm", 62: "x86-64",
+            183: "aarch64", 243: "riscv"}
+# The machines whose code references() reads, each with the objdumps that can disassemble it,
+# first found first used (see the module's docstring for why only these).
+CODE_READ = {"x86-64": ("x86_64-linux-gnu-objdump", "objdump")}
 
 
 class VexError(Exception):
@@ -96,12 +152,19 @@ def load_statements(path):
             problems.append(f"{where}: a justification is for not_affected only")
         if status == "affected" and not entry.get("action"):
             problems.append(f"{where}: affected needs an 'action' for operators")
-        symbols = entry.get("absent_symbols", [])
-        if not isinstance(symbols, list) or not all(isinstance(s, str) and s for s in symbols):
-            problems.append(f"{where}: 'absent_symbols' must be a list of symbol names")
-        if symbols and entry.get("justification") not in ("vulnerable_code_not_present",
-                                                           "component_not_present"):
-            problems.append(f"{where}: absent_symbols are evidence that code is not present")
+        for field, justifications, says in (
+                ("absent_symbols", NOT_PRESENT, "that code is not present"),
+                ("uncalled_symbols", (NOT_IN_EXECUTE_PATH,), "that code present is never run")):
+            if field not in entry:
+                continue
+            symbols = entry[field]
+            if not isinstance(symbols, list) or not symbols \
+                    or not all(isinstance(s, str) and s.strip() == s and s for s in symbols):
+                problems.append(f"{where}: '{field}' must be a list of symbol names")
+            if entry.get("justification") not in justifications:
+                problems.append(f"{where}: {field} are evidence {says}: they go with a "
+                                f"not_affected statement justified {' or '.join(justifications)}, "
+                                f"not {entry.get('justification', status)!r}")
         if entry.get("severity", "UNKNOWN") not in SEVERITIES:
             problems.append(f"{where}: severity {entry.get('severity')!r} is not one of "
                             f"{sorted(SEVERITIES)}")
@@ -123,43 +186,292 @@ def load_statements(path):
     return Statements(data["statements"], reviewed)
 
 
-def defined_symbols(path):
-    """The names of the functions and objects an ELF file defines (its .symtab), or None when it
-    has no symbol table (a stripped binary)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"\x7fELF":
-        raise VexError(f"{path} is not an ELF file")
-    is64 = data[4] == 2
-    order = "<" if data[5] == 1 else ">"
-    if is64:
-        shoff, = struct.unpack_from(order + "Q", data, 0x28)
-        shentsize, shnum = struct.unpack_from(order + "HH", data, 0x3A)
-        header, symbol, symbol_size = order + "IIQQQQIIQQ", order + "IBBHQQ", 24
-    else:
-        shoff, = struct.unpack_from(order + "I", data, 0x20)
-        shentsize, shnum = struct.unpack_from(order + "HH", data, 0x2E)
-        header, symbol, symbol_size = order + "IIIIIIIIII", order + "IIIBBH", 16
-    sections = [struct.unpack_from(header, data, shoff + i * shentsize) for i in range(shnum)]
-    names = set()
-    found = False
-    for section in sections:
-        if section[1] != 2:  # SHT_SYMTAB
-            continue
-        found = True
-        strings = sections[section[6]]  # sh_link: its string table
-        offset, size = section[4], section[5]
-        for start in range(offset, offset + size, symbol_size):
-            fields = struct.unpack_from(symbol, data, start)
-            if is64:
-                name, info, _, shndx = fields[0], fields[1], fields[2], fields[3]
-            else:
-                name, info, shndx = fields[0], fields[3], fields[5]
-            if shndx == 0 or (info & 0xF) not in (1, 2):  # undefined; not an object or function
+Section = collections.namedtuple("Section", "name type flags addr offset size entsize")
+Symbol = collections.namedtuple("Symbol", "name start end value function")
+SHT_SYMTAB, SHT_RELA, SHT_NOBITS = 2, 4, 8
+SHF_ALLOC, SHF_EXECINSTR = 0x2, 0x4
+# The symbols that are code or data: objects, functions, and GNU indirect functions (an IFUNC
+# such as memcpy in a static glibc, whose symbol is its resolver).
+SYMBOL_TYPES = (1, 2, 10)
+
+
+class Elf:
+    """An ELF file's machine, sections and defined symbols (any class and byte order)."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            self.data = data = f.read()
+        if data[:4] != b"\x7fELF":
+            raise VexError(f"{path} is not an ELF file")
+        self.path = path
+        self.is64 = is64 = data[4] == 2
+        self.order = order = "<" if data[5] == 1 else ">"
+        kind, machine = struct.unpack_from(order + "HH", data, 0x10)
+        self.position_dependent = kind == 2  # ET_EXEC: linked at fixed addresses, not a PIE
+        self.machine = MACHINES.get(machine, f"ELF machine {machine}")
+        if self.machine == "ppc64" and order == "<":
+            self.machine = "ppc64le"
+        if is64:
+            shoff, = struct.unpack_from(order + "Q", data, 0x28)
+            shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", data, 0x3A)
+            header = order + "IIQQQQIIQQ"
+        else:
+            shoff, = struct.unpack_from(order + "I", data, 0x20)
+            shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", data, 0x2E)
+            header = order + "IIIIIIIIII"
+        self.word = struct.Struct(order + ("Q" if is64 else "I"))
+        raw = [struct.unpack_from(header, data, shoff + i * shentsize) for i in range(shnum)]
+        names = raw[shstrndx][4] if shstrndx < len(raw) else None
+        self.sections = [Section(self._string(names, s[0]) if names is not None else "",
+                                 s[1], s[2], s[3], s[4], s[5], s[9]) for s in raw]
+        self._raw = raw
+
+    def _string(self, table_offset, index):
+        at = table_offset + index
+        return self.data[at:self.data.index(b"\0", at)].decode(errors="replace")
+
+    def symbols(self):
+        """[Symbol] of the functions and objects the file defines (its .symtab), or None when it
+        has no symbol table (a stripped binary). start and end are where the symbol's bytes are
+        (for an arm Thumb function, its value without the Thumb bit), value what a pointer to it
+        holds, function whether it is code (a function or an IFUNC) rather than an object."""
+        found, symbols = False, []
+        layout = self.order + ("IBBHQQ" if self.is64 else "IIIBBH")
+        for section, raw in zip(self.sections, self._raw):
+            if section.type != SHT_SYMTAB:
                 continue
-            at = strings[4] + name
-            names.add(data[at:data.index(b"\0", at)].decode(errors="replace"))
-    return names if found else None
+            found = True
+            strings = self._raw[raw[6]][4]  # sh_link: its string table
+            end = section.offset + section.size - section.size % struct.calcsize(layout)
+            view = memoryview(self.data)[section.offset:end]
+            for fields in struct.iter_unpack(layout, view):
+                if self.is64:
+                    name, info, _, shndx, value, size = fields
+                else:
+                    name, value, size, info, _, shndx = fields
+                if shndx == 0 or (info & 0xF) not in SYMBOL_TYPES:  # undefined; not code or data
+                    continue
+                function = (info & 0xF) != 1
+                start = value & ~1 if self.machine == "arm" and function else value
+                symbols.append(Symbol(self._string(strings, name), start, start + max(size, 1),
+                                      value, function))
+        return symbols if found else None
+
+
+def defined_symbols(path):
+    """The names of the functions (IFUNCs included) and objects an ELF file defines (its
+    .symtab), or None when it has no symbol table (a stripped binary)."""
+    symbols = Elf(path).symbols()
+    return None if symbols is None else {s.name for s in symbols}
+
+
+def named_after(symbol):
+    """The names whose code the symbol named `symbol` is: its own, and for the parts and clones a
+    compiler names after a function (f.cold, f.part.0, f.isra.0, f.constprop.0.isra.0), the
+    function's: "f.part.0" -> ["f.part.0", "f.part", "f"]."""
+    names = [symbol]
+    at = symbol.rfind(".")
+    while at > 0:
+        names.append(symbol[:at])
+        at = symbol.rfind(".", 0, at)
+    return names
+
+
+class _Present:
+    """Which names a symbol table (a set of names) has, counting a function's parts as it."""
+
+    def __init__(self, symbols):
+        self.names = {name for symbol in symbols for name in named_after(symbol)}
+
+    def __contains__(self, name):
+        return name in self.names
+
+
+Reference = collections.namedtuple("Reference", "where to target by")
+
+
+class Evidence:
+    """What references() read in one binary about some names: its machine, whether its code was
+    read (code_read), the symbols of each name (symbols: {name: [Symbol]}), and every reference
+    to them found (references: [Reference], where: the address of the instruction or word that
+    refers; to: the address referred to; target: the symbol there; by: who refers, in words)."""
+
+    def __init__(self, path, machine, code_read, symbols, references):
+        self.path, self.machine, self.code_read = path, machine, code_read
+        self.symbols, self.references = symbols, references
+
+    def from_outside(self, names):
+        """The references to the symbols of `names` from anywhere but their own code and data."""
+        ranges = [(s.start, s.end) for name in names for s in self.symbols.get(name, [])]
+
+        def inside(address):
+            return any(start <= address < end for start, end in ranges)
+
+        return [r for r in self.references if inside(r.to) and not inside(r.where)]
+
+
+_READ = {}  # (path, device, inode, size, mtime): (the names asked, Evidence)
+
+
+def references(path, names):
+    """Evidence of what refers to the symbols of `names` (each name's own and its parts':
+    named_after) in the ELF file at `path`. A file is read once for all the names asked of it: a
+    later call for names it was not read for reads it again, for all of them."""
+    st = os.stat(path)
+    key = (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    names = frozenset(names)
+    if key in _READ:
+        read, evidence = _READ[key]
+        if names <= read:
+            return evidence
+        names |= read
+    evidence = _read_references(path, names)
+    _READ[key] = (names, evidence)
+    return evidence
+
+
+def _read_references(path, names):
+    elf = Elf(path)
+    all_symbols = elf.symbols()
+    if all_symbols is None:
+        raise VexError(f"{path} has no symbol table to find {', '.join(sorted(names))} in")
+    by_name = {name: [] for name in names}
+    for symbol in all_symbols:
+        for name in named_after(symbol.name):
+            if name in by_name:
+                by_name[name].append(symbol)
+    # A name is a function's where one has it: a local object of the same name elsewhere (glibc
+    # has a static variable `loaded`) is not what the statement means. Functions of the same name
+    # (static ones in different files) all count, so all must be uncalled.
+    for name, symbols in by_name.items():
+        if any(s.function for s in symbols):
+            by_name[name] = [s for s in symbols if s.function]
+    targets = sorted({s for listed in by_name.values() for s in listed})
+    code_read = elf.machine in CODE_READ
+    found = []
+    if targets:
+        found = _data_references(elf, targets, all_symbols)
+        if code_read:
+            found += _code_references(elf, targets)
+    return Evidence(path, elf.machine, code_read, by_name, found)
+
+
+def _data_references(elf, targets, all_symbols):
+    """Pointers to the targets' starts in the file's allocated, non-executable sections, as words
+    of its size and byte order at any offset, and as relocations' addends."""
+    pointers = {}
+    for symbol in targets:
+        pointers.setdefault(symbol.value, symbol)
+    objects = sorted((s.start, s.end, s.name) for s in all_symbols)
+    starts = [o[0] for o in objects]
+
+    def holder(address):
+        i = bisect.bisect_right(starts, address) - 1
+        for j in range(i, max(i - 8, -1), -1):
+            if objects[j][0] <= address < objects[j][1]:
+                return f" (in {objects[j][2]})"
+        return ""
+
+    found = []
+    data = elf.data
+    rela = struct.Struct(elf.order + ("QQq" if elf.is64 else "IIi"))
+    for section in elf.sections:
+        if not section.flags & SHF_ALLOC or section.flags & SHF_EXECINSTR \
+                or section.type == SHT_NOBITS or section.size == 0:
+            continue
+        if section.type == SHT_RELA:
+            end = section.offset + section.size - section.size % rela.size
+            for offset, _, addend in rela.iter_unpack(memoryview(data)[section.offset:end]):
+                symbol = pointers.get(addend & ((1 << (8 * elf.word.size)) - 1))
+                if symbol is not None:
+                    found.append(Reference(offset, symbol.start, symbol.name,
+                                           f"a relocation in {section.name} (for the word at "
+                                           f"{offset:#x}{holder(offset)})"))
+            continue
+        for value, symbol in pointers.items():
+            if value >= 1 << (8 * elf.word.size):
+                continue
+            needle = elf.word.pack(value)
+            at = data.find(needle, section.offset, section.offset + section.size)
+            while at >= 0:
+                address = section.addr + at - section.offset
+                found.append(Reference(address, symbol.start, symbol.name,
+                                       f"a pointer in {section.name} at {address:#x}"
+                                       f"{holder(address)}"))
+                at = data.find(needle, at + 1, section.offset + section.size)
+    return found
+
+
+# objdump -d's lines: a function's first ("0000000000401000 <main>:"), an instruction's
+# ("  401004:\tcall   401100 <f>"); in an instruction, an address objdump resolved ("401100 <f>",
+# "# 4c2010 <table+0x10>" after a RIP-relative operand) or a number that may be one in a binary
+# linked at fixed addresses: an immediate ($0x401100) or an absolute displacement (0x4c2010,
+# 0x4c2010(,%rax,8)), not the offset of a RIP-relative operand (0x1234(%rip), resolved after it).
+_FUNCTION = re.compile(r"^[0-9a-f]+ <(.*)>:$")
+_ADDRESS = re.compile(r"([0-9a-f]+) <[^>]*>|\$?0x([0-9a-f]+)\b(?!\(%rip\))")
+
+
+def _objdump(machine):
+    for tool in CODE_READ[machine]:
+        found = shutil.which(tool)
+        if found:
+            return found
+    raise VexError(f"no objdump for {machine} code ({' or '.join(CODE_READ[machine])}) is "
+                   "installed: the uncalled_symbols evidence cannot be read")
+
+
+def _disassemble(path, machine):
+    """objdump -d's output for the ELF file at `path`, line by line."""
+    with tempfile.TemporaryFile() as messages:
+        process = subprocess.Popen(
+            [_objdump(machine), "-d", "-w", "--no-show-raw-insn", path], stdout=subprocess.PIPE,
+            stderr=messages, encoding="utf-8", errors="replace", bufsize=1 << 20,
+            env=dict(os.environ, LC_ALL="C"))
+        complete = False
+        try:
+            yield from process.stdout
+            complete = True
+        finally:
+            if not complete:
+                process.kill()
+            process.stdout.close()
+            code = process.wait()
+        if code != 0:
+            messages.seek(0)
+            raise VexError(f"objdump -d {path} failed (exit {code}): "
+                           f"{messages.read().decode(errors='replace').strip()}")
+
+
+def _code_references(elf, targets):
+    """The instructions that call, jump to or load the address of a target, in the file's code."""
+    ranges = sorted((s.start, s.end, s) for s in targets)
+    low, high = ranges[0][0], max(r[1] for r in ranges)
+    found = []
+    function = "?"
+    for line in _disassemble(elf.path, elf.machine):
+        if line[:1] != " ":
+            match = _FUNCTION.match(line)
+            if match:
+                function = match.group(1)
+            continue
+        if "<" not in line and "0x" not in line:
+            continue
+        for match in _ADDRESS.finditer(line):
+            resolved, number = match.groups()
+            if not resolved and not elf.position_dependent:
+                continue  # a PIE's code makes no address from a number it holds
+            address = int(resolved or number, 16)
+            if not low <= address < high:
+                continue
+            symbol = next((s for start, end, s in ranges if start <= address < end), None)
+            if symbol is None or not resolved and symbol.function and address != symbol.start:
+                continue  # a number inside a function: a constant, not its address
+            colon = line.index(":")
+            where = int(line[:colon], 16)
+            instruction = line[colon + 1:].split()[0]
+            found.append(Reference(where, address, symbol.name,
+                                   f"{function}'s code at {where:#x} ({instruction})"))
+    return found
 
 
 def applies(statement, package, platform):
@@ -168,27 +480,75 @@ def applies(statement, package, platform):
             and (not statement.get("platforms") or platform in statement["platforms"]))
 
 
-def check_evidence(statements, linked, symbols_of, platform):
+def _listing(names):
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def check_evidence(statements, linked, symbols_of, platform, notes=None):
     """Problems with the statements for one platform's binaries: `linked` is
-    {binary: [Package]}, symbols_of(binary) gives defined_symbols() of its unstripped form."""
-    problems = []
-    for statement in statements:
-        wanted = statement.get("absent_symbols", [])
-        if not wanted:
-            continue
-        for binary, packages in sorted(linked.items()):
-            if not any(applies(statement, p, platform) for p in packages):
-                continue
+    {binary: [Package]}, symbols_of(binary) gives defined_symbols() of its unstripped form, which
+    is what `binary` names (its code is read from there for uncalled_symbols).
+
+    What the evidence could not show is not a problem but a note: a statement's uncalled_symbols
+    present in a binary whose code references() does not read ("references not read on
+    aarch64"). Notes go to the list `notes` if one is given, else to stderr as warnings."""
+    problems, said = [], []
+    present_in, wanted = {}, {}
+
+    def present(binary):
+        if binary not in present_in:
             symbols = symbols_of(binary)
+            present_in[binary] = None if symbols is None else _Present(symbols)
+        return present_in[binary]
+
+    applying = [(statement, binary) for statement in statements
+                for binary, packages in sorted(linked.items())
+                if (statement.get("absent_symbols") or statement.get("uncalled_symbols"))
+                and any(applies(statement, p, platform) for p in packages)]
+    for statement, binary in applying:
+        # Everything a binary is asked about at once: its code is read once.
+        wanted.setdefault(binary, set()).update(statement.get("uncalled_symbols", []))
+    for statement, binary in applying:
+        name = f"{statement['vulnerability']} ({statement['source']})"
+        for field in ("absent_symbols", "uncalled_symbols"):
+            listed = statement.get(field, [])
+            if not listed:
+                continue
+            symbols = present(binary)
             if symbols is None:
                 problems.append(f"{statement['vulnerability']}: {binary} has no symbol table to "
-                                "check absent_symbols against (give the unstripped binary)")
+                                f"check {field} against (give the unstripped binary)")
                 continue
-            present = sorted(set(wanted) & symbols)
-            if present:
+            found = [symbol for symbol in listed if symbol in symbols]
+            if field == "absent_symbols":
+                if found:
+                    problems.append(
+                        f"{name}: the statement says {', '.join(sorted(found))} is not in "
+                        f"{binary}, but it is; review the statement")
+                continue
+            if not found:
+                continue
+            evidence = references(binary, wanted[binary])
+            outside = evidence.from_outside(listed)
+            if outside:
+                shown = "; ".join(f"{r.by} refers to {r.target}" for r in outside[:5])
+                more = f"; and {len(outside) - 5} more" if len(outside) > 5 else ""
+                scope = "" if len(listed) == 1 else f" but {_listing(listed)} themselves"
                 problems.append(
-                    f"{statement['vulnerability']} ({statement['source']}): the statement says "
-                    f"{', '.join(present)} is not in {binary}, but it is; review the statement")
+                    f"{name}: the statement says nothing{scope} calls or refers to "
+                    f"{_listing(listed) if len(listed) == 1 else 'them'} in {binary}, but "
+                    f"{shown}{more}; review the statement")
+            if not evidence.code_read:
+                said.append(
+                    f"{name}: references not read on {evidence.machine}: {_listing(found)} "
+                    f"{'is' if len(found) == 1 else 'are'} in {binary}, and its code was not read "
+                    "for calls or address loads (only its data for pointers): there the statement "
+                    "rests on the source")
+    if notes is not None:
+        notes.extend(said)
+    else:
+        for note in said:
+            print(f"warning: {note}", file=sys.stderr)
     return problems
 
 
