@@ -35,12 +35,17 @@ run_stage() {
   [ "$rc" -eq 0 ] || failed_stages+=("$name")
 }
 
-# Before any build, four test cases: the repository stands alone (test/standalone.sh), and its
-# documentation holds together (test/docs/check_docs.py: the README's length, links and anchors, every
-# page reached), each check with its self-test.
-echo "==> stage standalone: nothing points outside the repository; the docs' links hold"
+# Before any build, seven test cases: the repository stands alone (test/standalone.sh); its
+# documentation holds together (test/docs/check_docs.py: the README's length, links and anchors,
+# every page reached) and names only released versions of ours, the newest where it says what to
+# run (test/docs/check_versions.py); each with its self-test; and every release RELEASES records is
+# a commit of this history whose VERSION names it (version/releases.py check; its self-test is
+# //version:releases_test). They need git's history, which a Bazel test's sandbox does not have.
+echo "==> stage standalone: nothing points outside the repository; the docs' links and versions hold; releases are commits of this history"
 for check in "bash test/standalone.sh --self-test" "bash test/standalone.sh" \
-             "python3 test/docs/check_docs.py --self-test" "python3 test/docs/check_docs.py"; do
+             "python3 test/docs/check_docs.py --self-test" "python3 test/docs/check_docs.py" \
+             "python3 test/docs/check_versions.py --self-test" "python3 test/docs/check_versions.py" \
+             "python3 version/releases.py check"; do
   if $check; then
     total_passed=$((total_passed + 1))
   else
