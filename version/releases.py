@@ -21,7 +21,8 @@ the same tag object in every copy of the repository; a tag already there on anot
 error, never moved. `check` requires of each record: a commit that is in this history and an
 ancestor of HEAD (and of the next release's commit), whose VERSION file says that version and
 whose CHANGELOG.md dates it; versions in increasing order; and a VERSION at HEAD above the newest
-release, so that builds of HEAD are development builds of a release still to come.
+release (the checkout's VERSION file), so that its builds are development builds of a release still
+to come.
 
 Exit status: 0 done, 1 a record or the history is wrong (each problem is said), 2 bad usage.
 """
@@ -205,11 +206,16 @@ def check(repo_path, records):
             problems.append(f"{version}: the tag v{version} is on {tagged[:12]}, not on "
                             f"{commit[:12]}")
         previous = (version, commit)
-    head = (repo.show("HEAD", "VERSION") or "").strip()
+    # The VERSION being built: the checkout's (as version/describe.sh reads it), else HEAD's.
+    try:
+        with open(os.path.join(repo_path, "VERSION"), encoding="utf-8") as f:
+            head = f.read().strip()
+    except OSError:
+        head = (repo.show("HEAD", "VERSION") or "").strip()
     if records and SEMVER.match(head or "x") and \
             semver_key(head) <= semver_key(records[-1][0].split("-", 1)[0]):
-        problems.append(f"VERSION at HEAD says {head}, but {records[-1][0]} is released: move "
-                        "VERSION to the next release, so that builds of HEAD sort above it")
+        problems.append(f"VERSION says {head}, but {records[-1][0]} is released: move VERSION to "
+                        "the next release, so that builds of this checkout sort above it")
     return problems
 
 

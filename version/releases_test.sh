@@ -79,7 +79,7 @@ outcome "a commit that is not an ancestor of HEAD" 1 "is not an ancestor of HEAD
 # VERSION at HEAD must have moved on from the newest release.
 three=$(commit_version 1.1.0 "## 1.1.0 (2000-01-04)")
 record "1.0.0 $one 2000-01-02" "1.1.0 $three 2000-01-04"
-outcome "HEAD's VERSION is the newest release's" 1 "VERSION at HEAD says 1.1.0" releases check
+outcome "VERSION is the newest release's" 1 "VERSION says 1.1.0, but 1.1.0 is released" releases check
 record "1.1.0 $three 2000-01-04" "1.0.0 $one 2000-01-02"
 outcome "records out of order" 1 "1.0.0 comes after 1.1.0" releases check
 record "1.0.0 $one 2000-01-02" "1.0.0 $one 2000-01-02"
