@@ -31,6 +31,9 @@ import subprocess
 import sys
 import urllib.parse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import elf  # noqa: E402
+
 SECTION = ".ndr.linked_files"
 PREDICATE = "https://spdx.dev/Document"  # of an in-toto statement holding an SPDX document
 
@@ -41,29 +44,10 @@ class SbomError(Exception):
 
 def read_section(path, name):
     """The contents of section `name` of the ELF file at `path` (any class and byte order)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"\x7fELF":
-        raise SbomError(f"{path} is not an ELF file")
-    is64 = data[4] == 2
-    order = "<" if data[5] == 1 else ">"
-    if is64:
-        shoff, = struct.unpack_from(order + "Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", data, 0x3A)
-        header = order + "IIQQQQIIQQ"
-    else:
-        shoff, = struct.unpack_from(order + "I", data, 0x20)
-        shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", data, 0x2E)
-        header = order + "IIIIIIIIII"
-    sections = [struct.unpack_from(header, data, shoff + i * shentsize) for i in range(shnum)]
-    names_offset = sections[shstrndx][4]
-    for section in sections:
-        start = names_offset + section[0]
-        section_name = data[start:data.index(b"\0", start)].decode()
-        if section_name == name:
-            offset, size = section[4], section[5]
-            return data[offset:offset + size]
-    return None
+    try:
+        return elf.Elf(path).section(name)
+    except elf.ElfError as e:
+        raise SbomError(str(e)) from e
 
 
 def linked_files(binary):
