@@ -65,7 +65,10 @@ export COSIGN_YES=true
 tlog_flags=()
 $tlog || tlog_flags=(--tlog-upload=false)
 # The key's public half, beside the release's files; a cosign.pub already there must be this key's.
-public=$("$cosign" public-key --key "$key" 2>&1) || fail "cosign public-key --key $key: $public"
+said=$(mktemp)
+public=$("$cosign" public-key --key "$key" 2>"$said") ||
+  fail "cosign public-key --key $key: $(cat "$said")"
+rm -f "$said"
 if [ -f "$release/cosign.pub" ] && [ "$(cat "$release/cosign.pub")" != "$public" ]; then
   fail "$release/cosign.pub is another key's: this release was published with another key." \
     "Publish with that key, or remove cosign.pub and SHA256SUMS.sig to publish it anew"
