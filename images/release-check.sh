@@ -21,8 +21,8 @@
 #     signs by default; verification skips the log (--insecure-ignore-tlog) and checks the
 #     signatures against the key alone.
 #  5. cosign verify and verify-attestation, and the attested documents are the release's files;
-#     then the README's verify block exactly as it is written (its R= line set to this registry),
-#     run in the release's directory with cosign.pub from there.
+#     then the verify block of the release's own README exactly as it is written (its R= line set
+#     to this registry), run in the release's directory with cosign.pub from there.
 #  6. syft and trivy, in their default modes, read each platform's image from the registry: each
 #     must list exactly the Debian packages of that platform's SBOM, with their versions and purls.
 #  7. trivy's vulnerability findings for each platform, then with the release's VEX applied, as a
@@ -416,16 +416,20 @@ fi
 # --- the README's verify block, word for word, as an operator runs it ---------------------------
 started=$(now)
 if $signed; then
-  # The fenced block after the README's "release-check runs this block" comment; only its R= line
-  # is set, to this registry.
-  if python3 - README.md "$registry/ndr" >"$work/readme-verify.sh" <<'PYTHON'; then
+  # The fenced block after the "release-check runs this block" comment of the release's own README
+  # (the commit's, which names that release), not this checkout's; only its R= line is set, to
+  # this registry.
+  git show "$commit:README.md" >"$work/README.release.md" 2>"$work/readme-verify.err"
+  if python3 - "$work/README.release.md" "$registry/ndr" >"$work/readme-verify.sh" \
+      2>>"$work/readme-verify.err" <<'PYTHON'; then
 import re, sys
 text = open(sys.argv[1]).read()
 marker = text.find("<!-- release-check: ")
 fence = text.find("```sh\n", marker)
 end = text.find("```\n", fence + 6)
 if marker < 0 or fence < 0 or end < 0:
-    sys.exit("README.md has no '<!-- release-check: ' comment before a ```sh block")
+    sys.exit("the release's README.md has no '<!-- release-check: ' comment before a ```sh block: "
+             "it names no verify commands to run")
 block = text[fence + 6:end]
 lines = block.splitlines()
 assignments = [i for i, line in enumerate(lines) if line.startswith("R=")]
@@ -444,7 +448,7 @@ PYTHON
         "$(tail -n 4 "$log/readme-verify.log" | tr '\n' ' ')"
     fi
   else
-    row "the README's verify commands, word for word" FAIL 0 "$(cat "$work/readme-verify.sh")"
+    row "the README's verify commands, word for word" FAIL 0 "$(tr '\n' ' ' <"$work/readme-verify.err")"
   fi
 else
   row "the README's verify commands, word for word" "NOT RUN" 0 "nothing was signed (above)"
