@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_cross_deps
+ndr_install_deps
 
 step() { printf '\n==> %s\n' "$*"; }
 indent() { sed 's/^/    /'; }

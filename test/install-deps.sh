@@ -1,14 +1,24 @@
-# Sourced by test/demo.sh and test/run-tests.sh: installs the Debian packages this project needs
-# when any of them is missing, and nothing else. Needs root (or sudo) only when it installs.
+# Sourced by the scripts that build: installs the Debian packages a script needs when any of them
+# is missing, and nothing else. ndr_install_deps: the host build's (what the demo needs);
+# ndr_install_cross_deps: those, the test suite's, the images' and the other architectures'.
+# Needs root (or sudo) only when it installs.
 
+# What the host build and the demo need: Bazel, the compiler and the libraries the programs link.
 NDR_PACKAGES=(
   bazel-bootstrap bazel-platforms bazel-rules-java bazel-rules-proto bazel-skylib
   g++ pkg-config libunwind-dev liblzma-dev zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libgflags-dev libgoogle-glog-dev libgtest-dev libgmock-dev libabsl-dev libbenchmark-dev
+  libgflags-dev libgoogle-glog-dev libabsl-dev
   libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
-  python3 python3-yaml python3-kubernetes python3-jwt python3-cryptography
-  python3-prometheus-client openssl buildah file binutils
+  python3 openssl
+)
+
+# What the test suite and the image builds add: the test frameworks, the Python the checks of
+# documents, manifests and images run on, buildah, and the ELF tools the image checks use.
+NDR_TEST_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-yaml python3-kubernetes python3-jwt python3-cryptography python3-prometheus-client
+  buildah file binutils
 )
 
 ndr_install_deps() {
@@ -64,7 +74,7 @@ NDR_CROSS_PACKAGES=(
 NDR_CROSS_DEBIAN_ARCHES=(arm64 armhf ppc64el s390x)
 
 ndr_install_cross_deps() {
-  ndr_install_deps "${NDR_CROSS_PACKAGES[@]}" "$@" || return 1
+  ndr_install_deps "${NDR_TEST_PACKAGES[@]}" "${NDR_CROSS_PACKAGES[@]}" "$@" || return 1
   local sudo=() arch
   if [ "$(id -u)" -ne 0 ] && [ ! -w /var/cache ]; then
     sudo=(sudo)

@@ -28,7 +28,7 @@ out=${1:-/var/cache/ndr-judge-in-containers}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 source test/install-deps.sh
-ndr_install_deps
+ndr_install_deps "${NDR_TEST_PACKAGES[@]}"
 command -v podman >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y podman >&2
 go=/usr/local/go/bin/go
 [ -x "$go" ] || { echo "Go is needed at $go to build the mock driver" >&2; exit 1; }
