@@ -9,7 +9,7 @@
 #   sudo bash test/benchmarks/figures.sh --source-dir=DIR      builds v2.17.0 and v2.7.0 of the Go
 #                                    registrar from DIR/node-driver-registrar (a git clone; Go needed)
 #   ... --update      also writes the results into docs/figures.md and the README's headline
-#                     (refused when the tree differs from its commit outside docs/ and README.md,
+#                     (refused when the tree differs from its commit outside docs/ and the Markdown files,
 #                     so that the stamped commit is what was measured)
 #   ... --quick       shorter runs (5 start-ups, 10 s steady and idle) to try the script; never
 #                     with --update
@@ -56,10 +56,10 @@ for pair in "${go_registrars[@]}"; do
 done
 
 commit=$(git rev-parse HEAD)
-if $update && [ -n "$(git status --porcelain -- . ':!docs' ':!README.md')" ]; then
-  echo "figures.sh: the tree differs from $commit outside docs/ and README.md; commit first, so that the" >&2
+if $update && [ -n "$(git status --porcelain -- . ':!docs' ':!*.md')" ]; then
+  echo "figures.sh: the tree differs from $commit outside docs/ and the Markdown files; commit first, so that the" >&2
   echo "stamped commit is the one measured:" >&2
-  git status --short -- . ':!docs' ':!README.md' >&2
+  git status --short -- . ':!docs' ':!*.md' >&2
   exit 2
 fi
 
