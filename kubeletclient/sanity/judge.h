@@ -53,6 +53,12 @@ inline constexpr char kReplayRef[] =
 inline constexpr char kRemovedTargetRef[] =
     "csi_mounter.go TearDownAt when the target is already gone (a kubelet restart after "
     "removeMountDir): NodeUnpublishVolume all the same";
+// Why a NodeUnpublishVolume of a target already gone must be OK, whatever the error: kubelet's
+// TearDownAt (csi_mounter.go, v1.26.15 to v1.37.2) returns any error of NodeUnpublishVolume,
+// NOT_FOUND included, as a failed teardown and retries it, so only OK ends the teardown.
+inline constexpr char kRemovedTargetOk[] =
+    "there is nothing left to unpublish (CSI: idempotent); TearDownAt takes any error, NOT_FOUND "
+    "included, as a failed teardown and retries it";
 inline constexpr char kCleanRef[] =
     "csi_mounter.go TearDownAt and csi_attacher.go UnmountDevice (removeMountDir), csi_block.go "
     "TearDownDevice: nothing mounted, no target, staging directory or volume file left once the "

@@ -162,8 +162,7 @@ void Judge::JudgeVolumeTeardown(const std::string& prefix, bool block, PodRun* a
          "NodeUnpublishVolume of it to repeat");
   } else {
     JudgeRepeat(prefix + "unpublish-removed-target", c_unpublish, kRemovedTargetRef,
-                "there is nothing left to unpublish (CSI: NOT_FOUND is only for an unknown "
-                "volume)");
+                kRemovedTargetOk);
   }
   const std::string unstage_ref =
       "csi_attacher.go UnmountDevice after a kubelet restart or a failed teardown: "
