@@ -111,7 +111,7 @@ if [ -z "$steady" ] || [ -z "$idle" ]; then
   echo "figures.sh: no working set was measured (see the table above); no headline" >&2
   headline=
 else
-  headline="in ${steady} times the Go registrar $first's working set in steady state and ${idle} times idle"
+  headline="using ${steady} times the Go registrar $first's working set in steady state and ${idle} times idle"
   echo
   echo "Headline: $headline"
 fi

@@ -427,8 +427,9 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
   std::cout << "Working set as a cluster sees it: each registrar in a memory cgroup of its own "
                "(cgroup "
             << (cgroup_v2.value_or(false) ? "v2" : "v1")
-            << "), started from a fresh copy of its binary (its page cache dropped, so that the "
-               "pages it faults in are charged there); working set = usage - inactive file, as "
+            << "), started from a fresh copy of its binary (its page cache emptied first, so "
+               "that the pages it faults in are charged there); working set = usage - inactive "
+               "file, as "
                "cAdvisor and kubelet compute it; charged ahead = usage - anon - file - kernel, pages "
                "the kernel charged in per-CPU batches and not yet used, which it hands back when "
                "other cgroups charge on those CPUs. Steady: "
