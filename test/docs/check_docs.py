@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Checks the documentation as a reader meets it, without building anything:
 
-  - README.md is a front door: at most 250 lines;
+  - README.md is a front door: at most 250 lines, whose first screen leads to the compatibility
+    table, upgrading and rolling back, and how to report a vulnerability;
+  - every page of docs/ has at most 300 lines (split a longer one by task), no table cell in the
+    front door or docs/ runs past 400 characters (move the detail to prose), and neither tells
+    the project's history ("now fixed", "still not met", ...: that belongs in CHANGELOG.md);
   - every relative link in the repository's Markdown files leads to a file or directory the
     repository has, and every #anchor to a heading of that file (GitHub's anchor rules);
   - every file under docs/ is reached from README.md, following links (docs/ holds documents
@@ -24,6 +28,13 @@ import tempfile
 import urllib.parse
 
 README_MAX_LINES = 250
+PAGE_MAX_LINES = 300
+CELL_MAX_CHARS = 400
+# What a reader of the README's first screen must find a link to.
+FIRST_SCREEN_LINES = 40
+FIRST_SCREEN_LINKS = ("docs/compatibility.md", "docs/upgrading.md", "SECURITY.md")
+# Words of the project's history, not of what is true now.
+HISTORY = re.compile(r"now fixed|was wrong|still not met|dropped|this session", re.I)
 
 # [text](target) and [text]: target; an image's ![alt](target) alike.
 INLINE_LINK = re.compile(r"\]\(([^()\s]+(?:\([^()\s]*\))?)(?:\s+\"[^\"]*\")?\)")
@@ -119,6 +130,32 @@ def check(root):
         problems.append(f"README.md: {count} lines; a front door has at most {README_MAX_LINES}: "
                         "move the details into docs/ and link them")
 
+    first_screen = "\n".join(readme.split("\n")[:FIRST_SCREEN_LINES])
+    first_links = {urllib.parse.unquote(t.partition("#")[0]) for _, t in links(first_screen)}
+    for target in FIRST_SCREEN_LINKS:
+        if target not in first_links:
+            problems.append(f"README.md: its first {FIRST_SCREEN_LINES} lines do not link {target}")
+
+    for f in markdown:
+        if not (f == "README.md" or f.startswith("docs/") or "/" not in f):
+            continue
+        lines = texts[f].split("\n")
+        if f.startswith("docs/") and texts[f].count("\n") > PAGE_MAX_LINES:
+            problems.append(f"{f}: {texts[f].count(chr(10))} lines; a page has at most "
+                            f"{PAGE_MAX_LINES}: split it by task")
+        for number, line in enumerate(lines, 1):
+            m = HISTORY.search(line)
+            if m and f != "CHANGELOG.md":
+                problems.append(f"{f}:{number}: \"{m.group(0)}\" tells the project's history: say "
+                                "what is true now, and put what changed in CHANGELOG.md")
+        for number, line in prose_lines(texts[f]):
+            if line.startswith("|"):
+                for cell in line.strip().strip("|").split(" | "):
+                    if len(cell) > CELL_MAX_CHARS:
+                        problems.append(f"{f}:{number}: a table cell of {len(cell)} characters; at "
+                                        f"most {CELL_MAX_CHARS}: move the detail to prose")
+                        break
+
     graph = {}
     for f in markdown:
         graph[f] = set()
@@ -172,7 +209,11 @@ def self_test():
         return root
 
     clean = {
-        "README.md": "# Title\n\n[guide](docs/guide.md#the---flags) and [code](src/)\n",
+        "README.md": "# Title\n\n[guide](docs/guide.md#the---flags) and [code](src/)\n"
+                     "[c](docs/compatibility.md) [u](docs/upgrading.md) [s](SECURITY.md)\n",
+        "SECURITY.md": "# Security\n",
+        "docs/compatibility.md": "# Compatibility\n\n| a | b |\n|---|---|\n| x | y |\n",
+        "docs/upgrading.md": "# Upgrading\n",
         "docs/guide.md": "# Guide\n\n## The `--flags`\n\n[back](../README.md#title)\n"
                          "[example](examples/run.sh)\n\n```\n[not a link](nowhere.md)\n```\n",
         "docs/examples/run.sh": "true\n",
@@ -190,6 +231,28 @@ def self_test():
         "a page nobody links": ("docs/orphan.md", "# Orphan\n", "not reached from README.md"),
         "a long README": ("README.md", "line\n" * (README_MAX_LINES + 1),
                           "a front door has at most"),
+        "a long page": ("docs/guide.md", "line\n" * (PAGE_MAX_LINES + 1), "split it by task"),
+        "a long table cell": ("docs/compatibility.md", "| " + "x" * (CELL_MAX_CHARS + 1) + " | y |\n",
+                              "a table cell of"),
+        "history in a page": ("docs/upgrading.md", "The race is now fixed.\n",
+                              "tells the project's history"),
+        "history in the README": ("README.md", "Dropped: the old way.\n",
+                                  "tells the project's history"),
+    }
+    for what, (name, text, expected) in planted.items():
+        files = dict(clean)
+        files[name] = files.get(name, "") + text
+        problems = check(tree(files))
+        if not any(expected in p for p in problems):
+            failures.append(f"missed {what}: {problems}")
+    # The README's first screen: a link further down does not count.
+    files = dict(clean)
+    files["README.md"] = ("# Title\n\n[guide](docs/guide.md#the---flags) [code](src/)\n" +
+                          "line\n" * FIRST_SCREEN_LINES +
+                          "[c](docs/compatibility.md) [u](docs/upgrading.md) [s](SECURITY.md)\n")
+    if not any("first 40 lines do not link docs/upgrading.md" in p for p in check(tree(files))):
+        failures.append(f"missed links below the README's first screen: {check(tree(files))}")
+    planted = {
     }
     for what, (name, text, expected) in planted.items():
         files = dict(clean)
@@ -217,7 +280,8 @@ def main(argv):
         for p in problems:
             print("  " + p)
         return 1
-    print("check_docs: PASS (README.md, links and anchors, every page of docs/ reached)")
+    print("check_docs: PASS (README.md and its first screen, links and anchors, every page of docs/ "
+          "reached, page and cell lengths, no history)")
     return 0
 
 
