@@ -70,7 +70,7 @@ cleanup() {
       while read -r m; do umount "$m" 2>/dev/null || true; done
     detach_loops
   fi
-  rm -rf "$work"
+  rm -rf "$work" || echo "warning: $work could not be removed entirely (a mount left there?)" >&2
   bazel shutdown >/dev/null 2>&1 || true
 }
 trap cleanup EXIT

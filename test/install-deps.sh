@@ -10,7 +10,7 @@ NDR_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libgflags-dev libgoogle-glog-dev libabsl-dev
   libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
-  python3 openssl
+  python3 openssl mount
 )
 
 # What the test suite and the image builds add: the test frameworks, the Python the checks of
