@@ -73,7 +73,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 source test/install-deps.sh
 source test/util/run-containerd.sh
-ndr_install_deps skopeo containerd runc || exit 2
+ndr_install_deps "${NDR_TEST_PACKAGES[@]}" skopeo containerd runc || exit 2
 
 work=$(mktemp -d /tmp/ndr-rc-XXXXXX)
 log=$work/log

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_deps clang libclang-rt-14-dev
+ndr_install_deps "${NDR_TEST_PACKAGES[@]}" clang libclang-rt-14-dev
 seconds=${1:-60}
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: bash test/fuzz.sh [SECONDS]   (SECONDS per fuzzer, a positive whole number)" >&2
