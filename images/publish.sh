@@ -65,10 +65,11 @@ export COSIGN_YES=true
 tlog_flags=()
 $tlog || tlog_flags=(--tlog-upload=false)
 # The key's public half, beside the release's files; a cosign.pub already there must be this key's.
-said=$(mktemp)
-public=$("$cosign" public-key --key "$key" 2>"$said") ||
-  fail "cosign public-key --key $key: $(cat "$said")"
-rm -f "$said"
+# Scratch files (cosign's messages, the provenance predicates), removed however the script ends.
+scratch=$(mktemp -d /tmp/ndr-publish-XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+public=$("$cosign" public-key --key "$key" 2>"$scratch/public-key.err") ||
+  fail "cosign public-key --key $key: $(cat "$scratch/public-key.err")"
 if [ -f "$release/cosign.pub" ] && [ "$(cat "$release/cosign.pub")" != "$public" ]; then
   fail "$release/cosign.pub is another key's: this release was published with another key." \
     "Publish with that key, or remove cosign.pub and SHA256SUMS.sig to publish it anew"
@@ -79,7 +80,7 @@ case $repository in localhost:* | localhost/* | 127.0.0.1:* | 127.0.0.1/*) tls=(
 
 # Each image: its name, tag, index digest, and each platform with its manifest digest.
 images=$(python3 - "$release" <<'PYTHON'
-import json, os, sys, tarfile
+import json, os, re, sys, tarfile
 release = sys.argv[1]
 for archive in sorted(f for f in os.listdir(release) if f.endswith(".oci.tar")):
     with tarfile.open(os.path.join(release, archive)) as tar:
@@ -90,6 +91,9 @@ for archive in sorted(f for f in os.listdir(release) if f.endswith(".oci.tar")):
             p = entry["platform"]
             if p["os"] == "linux":
                 platform = p["architecture"] + p.get("variant", "")
+                # It names the release's files of that platform: a plain word, or refused.
+                if not re.fullmatch(r"[a-z0-9]+", platform):
+                    sys.exit(f"{archive}: platform {platform!r} is not a plain architecture name")
                 print(archive[:-len(".oci.tar")], tag, top["digest"], platform, entry["digest"])
 PYTHON
 )
@@ -107,14 +111,13 @@ for program in $(cut -d' ' -f1 <<<"$images" | sort -u); do
   [ "$pushed" = "$digest" ] || fail "$repository/$program:$tag is $pushed after the push, not $digest"
   "$cosign" sign --key "$key" "${tlog_flags[@]}" --recursive "$repository/$program@$digest" >/dev/null
   while read -r _ _ _ platform manifest; do
-    predicate=$(mktemp)
+    predicate=$scratch/predicate.json  # one at a time; no name from the release's files
     python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["predicate"]))' \
       "$release/$program-linux-$platform.provenance.json" >"$predicate"
     "$cosign" attest --key "$key" "${tlog_flags[@]}" --type spdxjson \
       --predicate "$release/$program-linux-$platform.spdx.json" "$repository/$program@$manifest" >/dev/null
     "$cosign" attest --key "$key" "${tlog_flags[@]}" --type https://slsa.dev/provenance/v1 \
       --predicate "$predicate" "$repository/$program@$manifest" >/dev/null
-    rm -f "$predicate"
   done < <(grep "^$program " <<<"$images")
   "$cosign" attest --key "$key" "${tlog_flags[@]}" --type openvex \
     --predicate "$release/$program.openvex.json" "$repository/$program@$digest" >/dev/null
