@@ -51,6 +51,28 @@ else
     "deploy/daemonset.yaml tags '$tags', newest release in CHANGELOG.md '$release'" ""
 fi
 
+# The registrar's securityContext is the locked-down one it ran, registered and answered /healthz
+# with on a real node (real-node.sh --day2=locked-down): loosening it is a decision, not a slip.
+output=$("$python" - deploy/daemonset.yaml <<'PY' 2>&1
+import sys, yaml
+ds = yaml.safe_load(open(sys.argv[1]))
+(c,) = [c for c in ds["spec"]["template"]["spec"]["containers"] if c["name"] == "csi-node-driver-registrar"]
+sc = c.get("securityContext") or {}
+want = {"seccompProfile": {"type": "RuntimeDefault"}, "readOnlyRootFilesystem": True,
+        "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+wrong = {k: sc.get(k) for k, v in want.items() if sc.get(k) != v}
+if sc.get("privileged"):
+    wrong["privileged"] = True
+if wrong:
+    sys.exit("the registrar's securityContext differs from the locked-down one: %s" % wrong)
+PY
+)
+if [ $? -eq 0 ]; then
+  record "deploy/: the registrar runs with the locked-down securityContext" "" ""
+else
+  record "deploy/: the registrar runs with the locked-down securityContext" "loosened" "$output"
+fi
+
 if [ -n "${XML_OUTPUT_FILE:-}" ]; then
   {
     echo "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"

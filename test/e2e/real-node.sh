@@ -10,6 +10,7 @@
 #   bash test/e2e/real-node.sh [--kube-version=v1.37.2] [--kube-bin-dir=DIR] [--cache-dir=DIR]
 #                              [--source-dir=DIR] [--record=DIR] [--e2e=SET] [--e2e-limit=N]
 #                              [--e2e-rerun=WHICH] [--no-e2e] [--keep]
+#                              [--day2[=NAME,...]] [--day2-kubelet-from=VERSION] [--day2-api-away=MINUTES,...]
 #
 # --kube-version   the Kubernetes release to build and run (v1.26.15 ... v1.37.x; default v1.37.2)
 # --kube-bin-dir   take kubelet, kube-apiserver, kube-controller-manager, kube-scheduler,
@@ -36,6 +37,16 @@
 #                  names match a regex
 # --no-e2e         the same as --e2e=none: check 5 is reported as SKIP, which a complete run
 #                  never is
+# --day2           instead of checks 1-5, the day-two scenarios (all, or those named): kubelet
+#                  (restarted, then upgraded from --day2-kubelet-from), drivers (two on one
+#                  node), swap (Go registrar -> ours -> Go by rolling update), locked-down
+#                  (a tight securityContext), api-away (the API server stopped while the
+#                  registrars start), reboot (every node process killed, /run cleared); each
+#                  with the Go registrar (built from --source-dir's node-driver-registrar at
+#                  v2.17.0) and ours side by side, in one table
+# --day2-kubelet-from  the release the kubelet scenario upgrades from (default v1.36.3; the
+#                  node starts with that kubelet when the kubelet scenario runs)
+# --day2-api-away  how long the API server stays away, in minutes, one run each (default 1,3,6)
 # --keep           leave the node running after the checks (for a look around); teardown with
 #                  `bash test/e2e/real-node.sh --teardown`
 set -uo pipefail
@@ -55,6 +66,9 @@ E2E_SET=basic
 E2E_LIMIT=0
 E2E_RERUN=
 teardown_only=false
+DAY2=
+D2_KUBELET_FROM=v1.36.3
+D2_API_AWAY=(1 3 6)
 for arg in "$@"; do
   case $arg in
     --kube-version=*) RN_KUBE_VERSION=${arg#*=} ;;
@@ -68,6 +82,10 @@ for arg in "$@"; do
     --e2e-limit=*) E2E_LIMIT=${arg#*=} ;;
     --e2e-rerun=*) E2E_RERUN=${arg#*=} ;;
     --teardown) teardown_only=true ;;
+    --day2) DAY2="kubelet drivers swap locked-down api-away reboot" ;;
+    --day2=*) DAY2=${arg#*=} DAY2=${DAY2//,/ } ;;
+    --day2-kubelet-from=*) D2_KUBELET_FROM=${arg#*=} ;;
+    --day2-api-away=*) IFS=, read -r -a D2_API_AWAY <<<"${arg#*=}" ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "real-node.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -86,6 +104,19 @@ if [[ ! $E2E_LIMIT =~ ^[0-9]+$ ]]; then
 fi
 if [[ ( $E2E_LIMIT != 0 || -n $E2E_RERUN ) && $E2E_SET != full && $E2E_SET != volume-health ]]; then
   echo "real-node.sh: --e2e-limit and --e2e-rerun go with --e2e=full or --e2e=volume-health" >&2
+  exit 2
+fi
+for name in $DAY2; do
+  case $name in
+    kubelet | drivers | swap | locked-down | api-away | reboot) ;;
+    *) echo "real-node.sh: --day2=$name: give kubelet, drivers, swap, locked-down, api-away or reboot" >&2; exit 2 ;;
+  esac
+done
+for minutes in "${D2_API_AWAY[@]}"; do
+  [[ $minutes =~ ^[1-9][0-9]?$ ]] || { echo "real-node.sh: --day2-api-away: give whole minutes, such as 1,3,6" >&2; exit 2; }
+done
+if [[ -n $DAY2 && ! $D2_KUBELET_FROM =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
+  echo "real-node.sh: --day2-kubelet-from=$D2_KUBELET_FROM: give a release such as v1.36.3" >&2
   exit 2
 fi
 # The volume-health tests need the feature on in the API server and kubelet.
@@ -144,8 +175,9 @@ summary() {
   echo "$passed passed, $failed failed, $skipped skipped"
 }
 skip_all() {
-  for c in registration inline-ephemeral persistent-volume kubeletclient-prediction survival \
-    kubernetes-e2e teardown; do
+  local checks=(registration inline-ephemeral persistent-volume kubeletclient-prediction survival kubernetes-e2e)
+  [[ -n $DAY2 ]] && checks=($(printf 'day2-%s ' $DAY2))
+  for c in "${checks[@]}" teardown; do
     result SKIP "$c" "$1"
   done
   summary
@@ -245,6 +277,29 @@ gcc -static -Os -s -o "$RN_WORK/images/pause" "$here/real-node/pause.c" &&
     "/etc/passwd=$RN_WORK/images/passwd" "/etc/group=$RN_WORK/images/group" \
     $(/bin/busybox --list | grep -vx busybox | sed 's|.*|/bin/&->busybox|') ||
   { echo "real-node.sh: building the pause and busybox images failed" >&2; exit 1; }
+# The day-two scenarios: the Go registrar's image, and the previous release's kubelet.
+D2_GO_IMAGE= D2_GO_WHY=
+if [[ -n $DAY2 ]]; then
+  go_registrar=$RN_CACHE/sidecars/csi-node-driver-registrar-$RN_GO_REGISTRAR_TAG
+  if [[ -z $RN_SOURCE || ! -d $RN_SOURCE/node-driver-registrar ]]; then
+    D2_GO_WHY="give --source-dir with a node-driver-registrar clone (the Go module proxy does not serve it)"
+  elif bash "$here/real-node/build-from-checkout.sh" "$RN_SOURCE/node-driver-registrar" \
+    "$RN_GO_REGISTRAR_TAG" cmd/csi-node-driver-registrar "$go_registrar" >&2 &&
+    pack go-registrar "localhost/ndr/go-csi-node-driver-registrar:$RN_GO_REGISTRAR_TAG" \
+      "/csi-node-driver-registrar=$go_registrar"; then
+    D2_GO_IMAGE=localhost/ndr/go-csi-node-driver-registrar:$RN_GO_REGISTRAR_TAG
+  else
+    D2_GO_WHY="building it from $RN_SOURCE/node-driver-registrar failed (above)"
+  fi
+  if [[ " $DAY2 " == *" kubelet "* ]]; then
+    if bash "$here/real-node/build-kube.sh" "$D2_KUBELET_FROM" "$RN_CACHE/kube/$D2_KUBELET_FROM" >&2; then
+      RN_KUBELET_BIN=$RN_CACHE/kube/$D2_KUBELET_FROM/kubelet
+    else
+      D2_KUBELET_FROM_WHY="building kubelet $D2_KUBELET_FROM failed (above)"
+      D2_KUBELET_FROM=
+    fi
+  fi
+fi
 for sidecar in ATTACHER PROVISIONER; do
   declare -n spec=$sidecar
   binary=$RN_CACHE/sidecars/${spec[2]##*/}-${spec[1]}
@@ -289,16 +344,26 @@ up() {
     done &&
     rn_ctr images import "$RN_WORK/images/csi-node-driver-registrar.oci.tar" >&2 &&
     rn_ctr images import "$RN_WORK/images/sample-csi-driver.oci.tar" >&2 &&
+    { [[ -z $D2_GO_IMAGE ]] || rn_ctr images import "$RN_WORK/images/go-registrar.tar" >&2; } &&
     rn_start_kubelet && rn_start_kube_proxy
 }
 if ! up; then
-  result FAIL registration "the node did not come up (logs under $RN_WORK/logs, shown above)"
+  if [[ -n $DAY2 ]]; then
+    for name in $DAY2; do result FAIL "day2-$name" "not run: the node did not come up (logs under $RN_WORK/logs, shown above)"; done
+  else
+    result FAIL registration "the node did not come up (logs under $RN_WORK/logs, shown above)"
+  fi
   exit 1
 fi
 
 source "$here/real-node/checks.sh"
 source "$here/real-node/prediction.sh"
 source "$here/real-node/e2e-images.sh"
+if [[ -n $DAY2 ]]; then
+  source "$here/real-node/day2.sh"
+  run_day2 $DAY2
+  exit 0  # the verdict and the teardown are finish's
+fi
 check_registration
 if [[ ${results[-1]} == PASS* ]]; then
   check_inline_ephemeral

@@ -248,7 +248,8 @@ EOF
   } >"$RN_WORK/kubelet-config.yaml"
   local extra=()
   ((minor < 27)) && extra+=(--container-runtime-endpoint="unix://$RN_RUN/containerd.sock")
-  rn_start kubelet "$RN_BIN/kubelet" --config="$RN_WORK/kubelet-config.yaml" \
+  # RN_KUBELET_BIN: another release's kubelet (the day-two upgrade starts from one).
+  rn_start kubelet "${RN_KUBELET_BIN:-$RN_BIN/kubelet}" --config="$RN_WORK/kubelet-config.yaml" \
     --kubeconfig="$RN_WORK/kubelet.kubeconfig" --hostname-override="$RN_NODE" \
     --node-ip="$RN_NODE_IP" --v=2 ${RN_FEATURE_GATES:+--feature-gates="$RN_FEATURE_GATES"} \
     "${extra[@]}"

@@ -1,0 +1,693 @@
+# The day-two scenarios of test/e2e/real-node.sh (--day2): what an operator does to a node that
+# already serves volumes, with the Go registrar and with ours side by side. Sourced after the node
+# is up; uses rn_kubectl, rn_ctr, result, poll and the RN_* settings of real-node.sh and
+# cluster.sh.
+#
+# Two drivers run on the node, each the sample driver under its own name with its own registrar:
+# driver a with the Go registrar (D2_GO_IMAGE), driver b with ours. Each has a pod with a
+# persistent volume (a static PV, staged and published by kubelet) and a pod with an inline
+# volume; each pod wrote a marker file into its volume when it started. Every scenario acts on
+# both drivers at once where the action is the node's (kubelet restarted or upgraded, a reboot, the
+# API server away), so both registrars meet the very same events, or on one driver and then the
+# other where the action is the operator's on one DaemonSet. For each registrar it writes one row:
+#   - what kubelet logged for the driver (registrations, deregistrations, failed registrations);
+#   - every change to the node's CSINode entry of the driver, from a watch (not sampled);
+#   - whether each running pod still reads the marker it wrote (its volume was kept);
+#   - whether a pod created during the change ran with its volume, and when;
+#   - when the driver was registered again, and how often the registrar's container restarted.
+
+D2_ALL=(kubelet drivers swap locked-down api-away reboot)
+D2_DIR=$RN_WORK/day2
+D2_ROWS=$D2_DIR/rows.jsonl
+D2_WATCH=$D2_DIR/csinode-watch.txt
+D2_POD_DEADLINE=180
+declare -gA D2_IMAGE_OF=()       # letter -> registrar image the DaemonSet runs now
+declare -gA D2_MARKER=()         # pod -> marker it wrote
+declare -ga D2_ROWS_NOW=()       # the rows of the scenario running
+# Every action runs in this shell, never in a command substitution: what it changes (the
+# components' process IDs, the images the DaemonSets run) must outlive it.
+
+d2_driver() { echo "$1.day2.csi.example.com"; }
+d2_who() { case ${D2_IMAGE_OF[$1]} in "$D2_GO_IMAGE") echo "Go $RN_GO_REGISTRAR_TAG" ;; *) echo ours ;; esac; }
+d2_obs() { python3 "$here/real-node/day2_observe.py" "$@"; }
+d2_now() { date +%s.%N; }
+
+# The securityContext of the registrar containers (JSON). deploy/ ships the first.
+D2_LOCKED='{"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}'
+D2_LOCKED_NONROOT='{"readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}, "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532}'
+D2_PLAIN='{}'
+
+# A driver's CSIDriver, DaemonSet and static PV with its claim.
+d2_manifests() {  # d2_manifests LETTER REGISTRAR_IMAGE SECURITY_CONTEXT_JSON
+  local l=$1 image=$2 sc=$3 driver
+  driver=$(d2_driver "$l")
+  cat <<EOF
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: $driver}
+spec:
+  attachRequired: false
+  podInfoOnMount: false
+  volumeLifecycleModes: [Persistent, Ephemeral]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: day2-$l, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: day2-$l}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 1}}
+  template:
+    metadata: {labels: {app: day2-$l}}
+    spec:
+      priorityClassName: system-node-critical
+      automountServiceAccountToken: false
+      containers:
+      - name: sample-csi-driver
+        image: $D2_DRIVER_IMAGE
+        args: [--endpoint=unix:///csi/csi.sock, --drivername=$driver, "--nodeid=\$(KUBE_NODE_NAME)", --stage-unstage]
+        env: [{name: KUBE_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+        volumeMounts:
+        - {name: socket-dir, mountPath: /csi}
+        - {name: pods-dir, mountPath: /var/lib/kubelet/pods}
+        - {name: staging-dir, mountPath: /var/lib/kubelet/plugins/kubernetes.io/csi}
+      - name: csi-node-driver-registrar
+        image: $image
+        args: [--csi-address=/csi/csi.sock, --kubelet-registration-path=/var/lib/kubelet/plugins/$driver/csi.sock, --http-endpoint=:9809, --v=2]
+        ports: [{name: healthz, containerPort: 9809, protocol: TCP}]
+        livenessProbe:
+          httpGet: {path: /healthz, port: healthz}
+          initialDelaySeconds: 5
+          periodSeconds: 10
+          timeoutSeconds: 3
+          failureThreshold: 5
+        securityContext: $sc
+        volumeMounts:
+        - {name: socket-dir, mountPath: /csi}
+        - {name: registration-dir, mountPath: /registration}
+      volumes:
+      - {name: socket-dir, hostPath: {path: /var/lib/kubelet/plugins/$driver, type: DirectoryOrCreate}}
+      - {name: registration-dir, hostPath: {path: /var/lib/kubelet/plugins_registry, type: Directory}}
+      - {name: pods-dir, hostPath: {path: /var/lib/kubelet/pods, type: Directory}}
+      - {name: staging-dir, hostPath: {path: /var/lib/kubelet/plugins/kubernetes.io/csi, type: DirectoryOrCreate}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: day2-$l}
+spec:
+  capacity: {storage: 1Mi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: default, name: day2-$l}
+  csi: {driver: $driver, volumeHandle: day2-$l-volume}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: day2-$l, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: day2-$l
+  resources: {requests: {storage: 1Mi}}
+EOF
+}
+
+# A pod that writes a marker into its volume once (the first time it starts) and then sleeps.
+d2_pod() {  # d2_pod NAME LETTER pv|inline
+  local volume
+  if [[ $3 == pv ]]; then
+    volume="persistentVolumeClaim: {claimName: day2-$2}"
+  else
+    volume="csi: {driver: $(d2_driver "$2")}"
+  fi
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default, labels: {day2: "$2"}}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: $RN_BUSYBOX_IMAGE
+    command: [sh, -c, 'test -s /data/marker || echo "\$(hostname) \$(date +%s%N)" >/data/marker; exec sleep 2147483647']
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+    $volume
+EOF
+}
+
+d2_marker_of() { rn_kubectl -n default exec "$1" -- cat /data/marker 2>/dev/null; }
+d2_pod_has_marker() { [[ -n $(d2_marker_of "$1") ]]; }
+
+# Starts a pod and waits for it to run and hold its marker; prints the seconds it took.
+d2_start_pod() {  # d2_start_pod NAME LETTER pv|inline
+  local start=$SECONDS
+  d2_pod "$@" | rn_kubectl apply -f - >&2 || return 1
+  poll "$D2_POD_DEADLINE" d2_pod_has_marker "$1" || return 1
+  echo $((SECONDS - start))
+}
+
+# How many of the running pods of LETTER still read the marker they wrote: "K/N".
+d2_pods_kept() {  # d2_pods_kept LETTER
+  local pod kept=0 all=0
+  for pod in day2-$1-pv day2-$1-inline; do
+    all=$((all + 1))
+    # Polled: after a reboot kubelet mounts the pods' volumes again before their containers run.
+    poll "$D2_POD_DEADLINE" d2_pod_has_marker "$pod" &&
+      [[ $(d2_marker_of "$pod") == "${D2_MARKER[$pod]}" ]] && kept=$((kept + 1))
+  done
+  echo "$kept/$all"
+}
+
+d2_ds_pod() {  # the DaemonSet pod of LETTER that is not being deleted
+  rn_kubectl -n kube-system get pods -l "app=day2-$1" -o json 2>/dev/null | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    if not p["metadata"].get("deletionTimestamp"):
+        print(p["metadata"]["name"]); break'
+}
+
+d2_restarts() {  # the registrar container's restart count in LETTER's DaemonSet pod
+  rn_kubectl -n kube-system get pods -l "app=day2-$1" -o json 2>/dev/null | python3 -c '
+import json, sys
+n = 0
+for p in json.load(sys.stdin)["items"]:
+    for c in p["status"].get("containerStatuses", []):
+        if c["name"] == "csi-node-driver-registrar":
+            n += c.get("restartCount", 0)
+print(n)'
+}
+
+d2_in_csinode() {  # the CSINode lists DRIVER with this node's ID
+  rn_kubectl get csinode "$RN_NODE" -o json 2>/dev/null | python3 -c '
+import json, sys
+drivers = json.load(sys.stdin)["spec"].get("drivers") or []
+sys.exit(0 if [d for d in drivers if d["name"] == sys.argv[1] and d["nodeID"] == sys.argv[2]] else 1)' \
+    "$1" "$RN_NODE"
+}
+
+d2_log_size() { stat -c %s "$RN_WORK/logs/kubelet.log"; }
+# Kubelet registered the driver of LETTER since OFFSET of its log (a registration begun and no
+# failure after it) and CSINode lists it.
+d2_registered_since() {  # d2_registered_since OFFSET LETTER
+  d2_obs kubelet "$RN_WORK/logs/kubelet.log" "$1" "$(d2_driver "$2")" |
+    python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["last_ok"] else 1)' &&
+    d2_in_csinode "$(d2_driver "$2")"
+}
+
+# The CSINode watch: one line per event, "EPOCH NAME ...", restarted when the API server drops it.
+d2_watch_start() {
+  (
+    while :; do
+      rn_kubectl get csinode "$RN_NODE" -w \
+        -o 'jsonpath={range .spec.drivers[*]}{.name}{" "}{end}{"\n"}' 2>/dev/null |
+        while IFS= read -r line; do echo "$(d2_now) $line"; done
+      sleep 1  # the API server is away: connect again
+    done
+  ) >>"$D2_WATCH" &
+  D2_WATCH_PID=$!
+}
+d2_watch_stop() {
+  [[ -n ${D2_WATCH_PID:-} ]] || return 0
+  pkill -P "$D2_WATCH_PID" 2>/dev/null
+  kill "$D2_WATCH_PID" 2>/dev/null
+  wait "$D2_WATCH_PID" 2>/dev/null
+  D2_WATCH_PID=
+}
+
+# The watch has delivered the CSINode as it is now, as far as DRIVER goes.
+d2_watch_caught_up() {  # d2_watch_caught_up DRIVER
+  local last
+  last=$(tail -n 1 "$D2_WATCH")
+  if d2_in_csinode "$1"; then [[ " $last " == *" $1 "* ]]; else [[ " $last " != *" $1 "* ]]; fi
+}
+
+# One row of the table, for LETTER, from what was observed since START (epoch) and OFFSET (of
+# kubelet's log). NEW_POD: seconds the pod created during the change took, or "no", or "–";
+# RECOVERED: seconds until registered again, or "no", or "–" where nothing was to recover;
+# RESTARTS_BEFORE: the registrar's restart count before. PROBLEMS: what is wrong ("" for
+# nothing). Appends the row's JSON to D2_ROWS_NOW and to the run's rows.
+d2_row() {  # d2_row SCENARIO STEP LETTER START OFFSET NEW_POD RECOVERED RESTARTS_BEFORE PROBLEMS [NOTE]
+  local scenario=$1 step=$2 l=$3 start=$4 offset=$5 new_pod=$6 recovered=$7 restarts_before=$8
+  local problems=$9 note=${10:-} driver kubelet csinode pods restarts
+  driver=$(d2_driver "$l")
+  # The watch delivers events a moment late: the window ends once it has caught up.
+  poll 30 d2_watch_caught_up "$driver"
+  local end
+  end=$(d2_now)
+  kubelet=$(d2_obs kubelet "$RN_WORK/logs/kubelet.log" "$offset" "$driver")
+  csinode=$(d2_obs csinode "$D2_WATCH" "$driver" "$start" "$end")
+  pods=$(d2_pods_kept "$l")
+  restarts=$(($(d2_restarts "$l") - restarts_before))
+  [[ $pods == 2/2 ]] || problems+="${problems:+; }a running pod lost its volume's marker ($pods kept)"
+  [[ $new_pod == no ]] && problems+="${problems:+; }the pod created during the change did not run with its volume within ${D2_POD_DEADLINE}s"
+  [[ $recovered == no ]] && problems+="${problems:+; }not registered again"
+  d2_in_csinode "$driver" || problems+="${problems:+; }CSINode does not list $driver at the end"
+  local row
+  row=$(python3 - "$scenario" "$step" "$(d2_who "$l")" "$kubelet" "$csinode" "$pods" "$new_pod" \
+    "$recovered" "$restarts" "$problems" "$note" <<'EOF'
+import json, sys
+a = sys.argv[1:]
+def secs(v):
+    return v if v in ("no", "–", "") else v + " s"
+print(json.dumps({"scenario": a[0], "step": a[1], "registrar": a[2], "kubelet": json.loads(a[3]),
+                  "csinode": json.loads(a[4]), "pods": a[5], "new_pod": secs(a[6]),
+                  "recovered": secs(a[7]), "restarts": int(a[8]),
+                  "verdict": "FAIL: " + a[9] if a[9] else "ok", "note": a[10]}))
+EOF
+  )
+  echo "$row" >>"$D2_ROWS"
+  D2_ROWS_NOW+=("$row")
+  rn_log "day2 $scenario, $step, $(d2_who "$l"): $row"
+}
+d2_row_ok() { python3 -c 'import json, sys; sys.exit(0 if json.loads(sys.argv[1])["verdict"] == "ok" else 1)' "$1"; }
+d2_row_field() { python3 -c 'import json, sys; v = json.loads(sys.argv[1]); [v := v[k] for k in sys.argv[2:]]; print(v)' "$@"; }
+
+# Waits for the DaemonSet of LETTER to run its template's pod and kubelet to have registered the
+# driver since OFFSET; prints the seconds it took from START_SECONDS, or "no".
+d2_wait_registered() {  # d2_wait_registered LETTER OFFSET START_SECONDS [DEADLINE]
+  if poll "${4:-240}" d2_registered_since "$2" "$1"; then echo $((SECONDS - $3)); else echo no; fi
+}
+
+d2_apply_driver() {  # d2_apply_driver LETTER IMAGE SECURITY_CONTEXT
+  D2_IMAGE_OF[$1]=$2
+  d2_manifests "$@" | rn_kubectl apply -f - >&2
+}
+
+d2_rollout_done() { rn_kubectl -n kube-system rollout status "daemonset/day2-$1" --timeout=5s >/dev/null 2>&1; }
+
+# Both drivers, their pods and the watch. Returns non-zero, with the reason in D2_WHY, on failure.
+d2_setup() {
+  : >"$D2_WATCH"
+  D2_DRIVER_IMAGE=localhost/ndr/sample-csi-driver:$("$RN_TOOLS/csi-node-driver-registrar" --version | head -n 1 | cut -d' ' -f2 | tr + _)
+  D2_OURS_IMAGE=localhost/ndr/csi-node-driver-registrar:${D2_DRIVER_IMAGE##*:}
+  local offset l pod
+  offset=$(d2_log_size)
+  d2_apply_driver a "$D2_GO_IMAGE" "$D2_LOCKED" && d2_apply_driver b "$D2_OURS_IMAGE" "$D2_LOCKED" ||
+    { D2_WHY="applying the two drivers failed"; return 1; }
+  for l in a b; do
+    poll 240 d2_rollout_done "$l" && poll 120 d2_registered_since "$offset" "$l" || {
+      rn_kubectl -n kube-system describe pods -l "app=day2-$l" >&2
+      D2_WHY="driver $l ($(d2_who "$l")) did not become Ready and registered within 360 s"
+      return 1
+    }
+  done
+  poll 120 rn_kubectl -n default get serviceaccount default
+  for l in a b; do
+    for pod in day2-$l-pv:pv day2-$l-inline:inline; do
+      d2_start_pod "${pod%%:*}" "$l" "${pod#*:}" >/dev/null || {
+        rn_kubectl -n default describe pod "${pod%%:*}" >&2
+        D2_WHY="pod ${pod%%:*} did not run with its volume within ${D2_POD_DEADLINE}s"
+        return 1
+      }
+      D2_MARKER[${pod%%:*}]=$(d2_marker_of "${pod%%:*}")
+    done
+  done
+  d2_watch_start
+  poll 30 test -s "$D2_WATCH" || { D2_WHY="the CSINode watch delivered nothing"; return 1; }
+}
+
+# The verdict of a scenario from its rows (D2_ROWS_NOW): PASS when every row is ok and
+# EXTRA_PROBLEMS is empty.
+d2_verdict() {  # d2_verdict NAME SUMMARY EXTRA_PROBLEMS
+  local name=$1 summary=$2 extra=$3 row bad=()
+  [[ -n $extra ]] && bad+=("$extra")
+  ((${#D2_ROWS_NOW[@]})) || bad+=("no row was written")
+  for row in "${D2_ROWS_NOW[@]}"; do
+    d2_row_ok "$row" || bad+=("$(d2_row_field "$row" step), $(d2_row_field "$row" registrar): $(d2_row_field "$row" verdict)")
+  done
+  if ((${#bad[@]})); then
+    result FAIL "day2-$name" "$(IFS=';'; echo "${bad[*]}")"
+  else
+    result PASS "day2-$name" "$summary"
+  fi
+}
+
+# --- 3. kubelet restarted, and upgraded in place ---------------------------------------------
+
+kubelet_version_of() { "$1" --version 2>/dev/null | cut -d' ' -f2; }
+
+# kubelet stopped and started again from BINARY, with both registrars running; a pod of each
+# driver is created while kubelet is away.
+d2_kubelet_restart() {  # d2_kubelet_restart STEP BINARY
+  local step=$1 binary=$2 start offset s0 l
+  start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
+  local -A restarts=() rec=() new=()
+  for l in a b; do restarts[$l]=$(d2_restarts "$l"); done
+  kill "${RN_PID_OF[kubelet]}"
+  poll 60 bash -c "! kill -0 ${RN_PID_OF[kubelet]}"
+  for l in a b; do d2_pod "day2-$l-new" "$l" inline | rn_kubectl apply -f - >&2; done
+  RN_KUBELET_BIN=$binary
+  rn_start_kubelet || return 1
+  for l in a b; do rec[$l]=$(d2_wait_registered "$l" "$offset" "$s0"); done
+  for l in a b; do
+    poll "$D2_POD_DEADLINE" d2_pod_has_marker "day2-$l-new" && new[$l]=$((SECONDS - s0)) || new[$l]=no
+  done
+  local version problems
+  version=$(rn_kubectl get node "$RN_NODE" -o 'jsonpath={.status.nodeInfo.kubeletVersion}')
+  for l in a b; do
+    problems=
+    (($(d2_restarts "$l") == ${restarts[$l]})) || problems="the registrar's container restarted"
+    d2_row kubelet "$step" "$l" "$start" "$offset" "${new[$l]}" "${rec[$l]}" "${restarts[$l]}" \
+      "$problems" "the node reports kubelet $version"
+  done
+  rn_kubectl -n default delete pod day2-a-new day2-b-new --wait=true --timeout=120s >&2
+}
+
+d2_scenario_kubelet() {
+  local extra= now
+  now=${RN_KUBELET_BIN:-$RN_BIN/kubelet}
+  d2_kubelet_restart "restarted ($(kubelet_version_of "$now"))" "$now" ||
+    extra="kubelet $(kubelet_version_of "$now") did not come back (its log: $RN_WORK/logs/kubelet.log)"
+  if [[ -z $extra && -n ${D2_KUBELET_FROM:-} ]]; then
+    d2_kubelet_restart "upgraded $D2_KUBELET_FROM → $RN_KUBE_VERSION" "$RN_BIN/kubelet" ||
+      extra="kubelet $RN_KUBE_VERSION did not come up on $D2_KUBELET_FROM's root directory (its log: $RN_WORK/logs/kubelet.log)"
+  elif [[ -z $extra ]]; then
+    extra="the upgrade was not run: ${D2_KUBELET_FROM_WHY:-no kubelet of the previous release}"
+  fi
+  RN_KUBELET_BIN=$RN_BIN/kubelet
+  d2_verdict kubelet "kubelet restarted, then upgraded ${D2_KUBELET_FROM:-?} → $RN_KUBE_VERSION on the same root directory, with both registrars running: registered again without a registrar restart, volumes kept, pods created meanwhile mounted" "$extra"
+}
+
+# --- 2. several drivers on one node --------------------------------------------------------
+
+# Acts on ACTED (its DaemonSet restarted, then its registration socket deleted) and writes the
+# row of OTHER, which must see nothing of it.
+d2_drivers_one() {  # d2_drivers_one ACTED OTHER
+  local acted=$1 other=$2 start offset problems=() socket restarts s0 took=()
+  start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
+  restarts=$(d2_restarts "$other")
+  rn_kubectl -n kube-system rollout restart "daemonset/day2-$acted" >&2
+  if poll 240 d2_rollout_done "$acted" && poll 120 d2_registered_since "$offset" "$acted"; then
+    took+=("its DaemonSet restarted: registered again in $((SECONDS - s0)) s")
+  else
+    problems+=("driver $acted ($(d2_who "$acted")) was not registered again after its DaemonSet was restarted")
+  fi
+  local offset2
+  offset2=$(d2_log_size) s0=$SECONDS
+  socket=/var/lib/kubelet/plugins_registry/$(d2_driver "$acted")-reg.sock
+  rm -f "$socket"
+  # A registrar that does not make its socket again is restarted by its liveness probe, whose
+  # /healthz fails without the socket (5 failures 10 s apart).
+  if poll 180 d2_registered_since "$offset2" "$acted"; then
+    took+=("its registration socket deleted: registered again in $((SECONDS - s0)) s")
+  else
+    problems+=("driver $acted ($(d2_who "$acted")): its registration socket deleted, it was not registered again within 180 s")
+  fi
+  local counts
+  counts=$(d2_obs kubelet "$RN_WORK/logs/kubelet.log" "$offset" "$(d2_driver "$other")")
+  [[ $(d2_row_field "$counts" registered)/$(d2_row_field "$counts" deregistered)/$(d2_row_field "$counts" failed) == 0/0/0 ]] ||
+    problems+=("kubelet registered or deregistered the other driver too: $counts")
+  local cs
+  cs=$(d2_obs csinode "$D2_WATCH" "$(d2_driver "$other")" "$start" "$(d2_now)")
+  [[ $(d2_row_field "$cs" removed) == 0 ]] || problems+=("the other driver's CSINode entry went away: $cs")
+  d2_row drivers "driver $acted restarted, then its socket deleted: the row of the other driver" \
+    "$other" "$start" "$offset" – – "$restarts" "$(IFS=';'; echo "${problems[*]}")" \
+    "acted on $acted ($(d2_who "$acted")): $(IFS=';'; echo "${took[*]}")"
+}
+
+d2_scenario_drivers() {
+  local extra=
+  d2_in_csinode "$(d2_driver a)" && d2_in_csinode "$(d2_driver b)" || extra="CSINode does not list both drivers"
+  d2_drivers_one a b
+  d2_drivers_one b a
+  d2_verdict drivers "two drivers, each with its registrar: restarting one's DaemonSet or deleting its registration socket left the other's registration, CSINode entry and volumes untouched, both ways" "$extra"
+}
+
+# --- 1. swap by rolling update ---------------------------------------------------------------
+
+# The new pod's warnings (e.g. the driver not registered yet when kubelet first tried), in short.
+d2_pod_events() {
+  rn_kubectl -n default get events --field-selector "involvedObject.name=$1,type=Warning" \
+    -o 'jsonpath={range .items[*]}{.reason}: {.message} (x{.count}){"\n"}{end}' 2>/dev/null |
+    cut -c1-160 | sort -u | head -2 | tr '\n' ' '
+}
+
+# One rollout of driver a's DaemonSet: to IMAGE, or "restart" (the same image again).
+d2_swap_step() {  # d2_swap_step STEP IMAGE|restart
+  local step=$1 to=$2 start offset s0 new rec
+  start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
+  if [[ $to == restart ]]; then
+    rn_kubectl -n kube-system rollout restart daemonset/day2-a >&2
+  else
+    rn_kubectl -n kube-system set image daemonset/day2-a "csi-node-driver-registrar=$to" >&2
+    D2_IMAGE_OF[a]=$to
+  fi
+  # A pod created mid-rollout, while the old registrar goes or the new one starts.
+  d2_pod day2-a-new a inline | rn_kubectl apply -f - >&2
+  poll 240 d2_rollout_done a && rec=$(d2_wait_registered a "$offset" "$s0") || rec=no
+  poll "$D2_POD_DEADLINE" d2_pod_has_marker day2-a-new && new=$((SECONDS - s0)) || new=no
+  d2_row swap "$step" a "$start" "$offset" "$new" "$rec" 0 "" "$(d2_pod_events day2-a-new)"
+  rn_kubectl -n default delete pod day2-a-new --wait=true --timeout=120s >&2
+}
+
+# What of ROW is worse than the yardstick's: deregistrations, failed registrations, CSINode
+# entries removed.
+d2_not_worse() {  # d2_not_worse YARDSTICK_ROW ROW
+  python3 - "$1" "$2" <<'EOF2'
+import json, sys
+y, r = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+worse = []
+for part, key in (("kubelet", "deregistered"), ("kubelet", "failed"), ("csinode", "removed")):
+    if r[part][key] > y[part][key]:
+        worse.append("%s %s %d against the Go → Go restart's %d" % (part, key, r[part][key], y[part][key]))
+print("; ".join(worse))
+EOF2
+}
+
+d2_scenario_swap() {
+  local go=$D2_GO_IMAGE ours=$D2_OURS_IMAGE extra= yard to_ours to_go w
+  if [[ ${D2_IMAGE_OF[a]} != "$go" ]]; then
+    rn_kubectl -n kube-system set image daemonset/day2-a "csi-node-driver-registrar=$go" >&2
+    D2_IMAGE_OF[a]=$go
+    poll 240 d2_rollout_done a
+  fi
+  d2_swap_step "Go → Go (rollout restart: the yardstick)" restart
+  yard=${D2_ROWS_NOW[-1]}
+  d2_swap_step "Go → ours (kubectl set image)" "$ours"
+  to_ours=${D2_ROWS_NOW[-1]}
+  d2_swap_step "ours → Go (kubectl set image: the rollback)" "$go"
+  to_go=${D2_ROWS_NOW[-1]}
+  w=$(d2_not_worse "$yard" "$to_ours")
+  [[ -n $w ]] && extra="Go → ours did worse than the yardstick: $w"
+  w=$(d2_not_worse "$yard" "$to_go")
+  [[ -n $w ]] && extra+="${extra:+; }ours → Go did worse than the yardstick: $w"
+  d2_verdict swap "Go → ours and back by rolling update (maxUnavailable 1), a PV pod and an inline pod running and a pod created mid-rollout: volumes kept, the new pod mounted, no count worse than the Go → Go restart's" "$extra"
+}
+
+# --- 5. a locked-down registrar --------------------------------------------------------------
+
+d2_context_name() {
+  case $1 in
+    locked) echo "seccomp RuntimeDefault, drop ALL, read-only root, no privilege escalation" ;;
+    nonroot) echo "the same, and runAsNonRoot as 65532:65532" ;;
+  esac
+}
+
+d2_healthz() {  # d2_healthz LETTER: the registrar answers /healthz on its pod's address
+  local ip
+  ip=$(rn_kubectl -n kube-system get pod "$(d2_ds_pod "$1")" -o 'jsonpath={.status.podIP}' 2>/dev/null)
+  [[ -n $ip ]] && curl -sf -m 3 "http://$ip:9809/healthz" >/dev/null
+}
+d2_registrar_ready() {  # the registrar container of LETTER's current pod is ready
+  rn_kubectl -n kube-system get pod "$(d2_ds_pod "$1")" -o json 2>/dev/null | python3 -c '
+import json, sys
+ready = [c for c in json.load(sys.stdin)["status"].get("containerStatuses", [])
+         if c["name"] == "csi-node-driver-registrar" and c.get("ready")]
+sys.exit(0 if ready else 1)'
+}
+
+d2_scenario_locked_down() {
+  local variant sc l extra= what start offset s0
+  local -A ran=()
+  for variant in locked nonroot; do
+    if [[ $variant == locked ]]; then sc=$D2_LOCKED; else sc=$D2_LOCKED_NONROOT; fi
+    start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
+    for l in a b; do d2_apply_driver "$l" "${D2_IMAGE_OF[$l]}" "$sc"; done
+    for l in a b; do
+      local runs=no registers=no healthz=no why= rec=no
+      poll 120 d2_rollout_done "$l" && poll 60 d2_registrar_ready "$l" && runs=yes
+      if [[ $runs == yes ]]; then
+        poll 60 d2_registered_since "$offset" "$l" && registers=yes && rec=$((SECONDS - s0))
+        poll 30 d2_healthz "$l" && healthz=yes
+      fi
+      what="runs $runs, registers $registers, answers /healthz $healthz"
+      ran[$variant-$l]=$runs/$registers/$healthz
+      [[ $registers == no ]] &&
+        why="; its log: $(rn_kubectl -n kube-system logs "$(d2_ds_pod "$l")" -c csi-node-driver-registrar --tail=2 2>&1 | tr '\n' ' ' | cut -c1-240)"
+      if [[ $variant == locked ]]; then
+        [[ ${ran[$variant-$l]} == yes/yes/yes ]] || extra+="${extra:+; }$(d2_who "$l") with $(d2_context_name locked): $what"
+        d2_row locked-down "$(d2_context_name "$variant")" "$l" "$start" "$offset" – "$rec" 0 "" "$what$why"
+      else
+        # Reported, not required: kubelet's registration directory is root's.
+        d2_row locked-down "$(d2_context_name "$variant")" "$l" "$start" "$offset" – – 0 "" "$what$why"
+        # A row of a context that does not run is not a failure of the scenario.
+        [[ ${ran[$variant-$l]} == yes/yes/yes ]] || D2_ROWS_NOW[-1]=$(python3 -c '
+import json, sys
+r = json.loads(sys.argv[1]); r["verdict"] = "ok (reported)"; print(json.dumps(r))' "${D2_ROWS_NOW[-1]}")
+      fi
+    done
+    # Ours must run wherever the Go registrar runs.
+    if [[ ${ran[$variant-a]} == yes/yes/yes && ${ran[$variant-b]} != yes/yes/yes ]]; then
+      extra+="${extra:+; }the Go registrar runs with $(d2_context_name "$variant") and ours does not"
+    fi
+  done
+  # Back to the context deploy/ ships.
+  offset=$(d2_log_size)
+  for l in a b; do d2_apply_driver "$l" "${D2_IMAGE_OF[$l]}" "$D2_LOCKED"; done
+  for l in a b; do
+    poll 240 d2_rollout_done "$l" && poll 120 d2_registered_since "$offset" "$l" ||
+      extra+="${extra:+; }driver $l did not come back with the locked-down context"
+  done
+  d2_verdict locked-down "with seccomp RuntimeDefault, no capabilities, a read-only root and no privilege escalation (what deploy/ ships) both registrars run, register and answer /healthz; as non-root 65532 (run/register/healthz): Go ${ran[nonroot-a]:-?}, ours ${ran[nonroot-b]:-?}" "$extra"
+}
+
+# --- 6. the API server away during registration ----------------------------------------------
+
+d2_registrar_container() {  # containerd ID of LETTER's running registrar container
+  rn_kubectl -n kube-system get pod "$(d2_ds_pod "$1")" -o json 2>/dev/null | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["status"].get("containerStatuses", []):
+    if c["name"] == "csi-node-driver-registrar" and c.get("state", {}).get("running"):
+        print(c["containerID"].split("//", 1)[1])'
+}
+
+# What the registrar's own logs (every container of its pod, from kubelet's log directory) say
+# of refusals (the Go registrar's "Registration process failed", ours' "Kubelet refused the
+# registration") and of the watchdog (ours' "offering the socket again").
+d2_registrar_log_says() {  # d2_registrar_log_says LETTER
+  local pod logs
+  pod=$(d2_ds_pod "$1")
+  logs=$(cat /var/log/pods/kube-system_"$pod"_*/csi-node-driver-registrar/*.log 2>/dev/null)
+  printf 'refusals logged: %s, watchdog offers: %s' \
+    "$(grep -cE 'Registration process failed|Kubelet refused the registration' <<<"$logs")" \
+    "$(grep -c 'offering the socket again' <<<"$logs")"
+}
+
+d2_scenario_api_away() {
+  local minutes extra= l
+  for minutes in "${D2_API_AWAY[@]}"; do
+    local start offset back id ids=()
+    local -A restarts=() rec=()
+    start=$(d2_now) offset=$(d2_log_size)
+    for l in a b; do
+      restarts[$l]=$(d2_restarts "$l")
+      ids+=("$(d2_registrar_container "$l")")
+    done
+    kill "${RN_PID_OF[kube-apiserver]}"
+    poll 60 bash -c "! kill -0 ${RN_PID_OF[kube-apiserver]}"
+    # Both registrars start again while the API server is away: kubelet registers them and
+    # cannot write the Node or CSINode.
+    for id in "${ids[@]}"; do rn_ctr tasks kill -s SIGKILL "$id" >&2; done
+    local until_=$((SECONDS + minutes * 60))
+    rn_log "day2 api-away: the API server stays away for $minutes min"
+    while ((SECONDS < until_)); do sleep 5; done  # the outage's length, not a wait for anything
+    rn_start_apiserver || { extra+="${extra:+; }the API server did not come back"; break; }
+    back=$SECONDS
+    for l in a b; do
+      if poll 600 d2_registered_since "$offset" "$l"; then rec[$l]=$((SECONDS - back)); else rec[$l]=no; fi
+    done
+    for l in a b; do
+      d2_row api-away "away ${minutes} min" "$l" "$start" "$offset" – "${rec[$l]}" \
+        "${restarts[$l]}" "" "seconds from the API server's return; $(d2_registrar_log_says "$l")"
+    done
+  done
+  d2_verdict api-away "the API server stopped and both registrars started while it was away ($(IFS=,; echo "${D2_API_AWAY[*]}") min): both registered again once it was back, volumes kept" "$extra"
+}
+
+# --- 4. reboot -------------------------------------------------------------------------------
+
+# Every process of the node stopped at once, as a power cut does, and what /run and the kernel
+# held gone; the disk (kubelet's root directory, containerd's images) stays.
+d2_power_cut() {
+  local name pid
+  for name in kubelet kube-proxy containerd; do
+    pid=${RN_PID_OF[$name]:-}
+    [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null
+  done
+  pkill -9 -f "containerd-shim-runc-v2 .*-address $RN_RUN/containerd.sock" 2>/dev/null
+  # Every process of every pod, until none is left.
+  local deadline=$((SECONDS + 30)) procs
+  while :; do
+    procs=$(find /sys/fs/cgroup -path '*kubepods*' -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u)
+    [[ -z $procs ]] && break
+    ((SECONDS < deadline)) || { rn_log "day2 reboot: pods' processes survive: $procs"; return 1; }
+    kill -9 $procs 2>/dev/null
+    sleep 0.2
+  done
+  for name in kubelet kube-proxy containerd; do
+    pid=${RN_PID_OF[$name]:-}
+    [[ -n $pid ]] && poll 30 bash -c "! kill -0 $pid"
+  done
+  # What a reboot clears: the mounts under kubelet's pods and the runtime's state, /run, the
+  # network namespaces, the bridge with its veths, the pods' cgroups.
+  rn_umount_under /var/lib/kubelet
+  rn_umount_under "$RN_RUN"
+  local ns
+  for ns in /run/netns/cni-*; do
+    [[ -e $ns ]] || continue
+    grep -qx "$ns" "$RN_WORK/host.before" 2>/dev/null && continue
+    umount "$ns" 2>/dev/null || umount -l "$ns" 2>/dev/null
+    rm -f "$ns"
+  done
+  ip link del "$RN_BRIDGE" 2>/dev/null
+  rn_remove_cgroups
+  rm -rf "$RN_RUN"
+  ndr_run_containerd_restore "$RN_WORK/run-containerd.before"
+}
+
+d2_scenario_reboot() {
+  local start offset s0 l extra=
+  local -A rec=() new=()
+  start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
+  d2_power_cut || extra="the pods' processes could not all be stopped"
+  # A pod of each driver created while the node is down.
+  for l in a b; do d2_pod "day2-$l-new" "$l" inline | rn_kubectl apply -f - >&2; done
+  if ! { rn_start_containerd && rn_start_kubelet && rn_start_kube_proxy; }; then
+    result FAIL day2-reboot "the node did not come up again (logs under $RN_WORK/logs)"
+    return
+  fi
+  for l in a b; do rec[$l]=$(d2_wait_registered "$l" "$offset" "$s0" 300); done
+  for l in a b; do
+    poll "$D2_POD_DEADLINE" d2_pod_has_marker "day2-$l-new" && new[$l]=$((SECONDS - s0)) || new[$l]=no
+  done
+  for l in a b; do
+    # The pods are the same objects with new sandboxes: their restart counts start again.
+    d2_row reboot "every node process killed, /run cleared, started again" "$l" "$start" \
+      "$offset" "${new[$l]}" "${rec[$l]}" "$(d2_restarts "$l")" "" "seconds from the power cut"
+  done
+  rn_kubectl -n default delete pod day2-a-new day2-b-new --wait=true --timeout=120s >&2
+  d2_verdict reboot "a power cut (every node process killed at once; /run, the mounts, network namespaces and cgroups gone), then containerd, kubelet and kube-proxy started: both registrars registered again, kubelet mounted every pod's volume again, a pod created meanwhile ran" "$extra"
+}
+
+# --- all of them -----------------------------------------------------------------------------
+
+run_day2() {  # run_day2 NAME...: the scenarios asked for, in the order of D2_ALL
+  local why= name
+  mkdir -p "$D2_DIR"
+  : >"$D2_ROWS"
+  if [[ -z ${D2_GO_IMAGE:-} ]]; then
+    why="no Go registrar $RN_GO_REGISTRAR_TAG to compare with: ${D2_GO_WHY:-give --source-dir with a node-driver-registrar clone}"
+  elif ! d2_setup; then
+    why="the setup failed: $D2_WHY"
+  fi
+  for name in "${D2_ALL[@]}"; do
+    [[ " $* " == *" $name "* ]] || continue
+    if [[ -n $why ]]; then
+      result FAIL "day2-$name" "not run: $why"
+      continue
+    fi
+    rn_log "day2: scenario $name"
+    D2_ROWS_NOW=()
+    "d2_scenario_${name//-/_}"
+  done
+  d2_watch_stop
+  if [[ -s $D2_ROWS ]]; then
+    d2_obs table "$D2_ROWS" >"$D2_DIR/table.md"
+    echo
+    echo "Day-two scenarios, Kubernetes $RN_KUBE_VERSION, commit $(git -C "$repo" rev-parse --short HEAD), $(date -u +%Y-%m-%d):"
+    cat "$D2_DIR/table.md"
+  fi
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Tests of day2_observe.py, which reads kubelet's log and the CSINode watch for the day-two
+scenarios of test/e2e/real-node.sh: a registration that failed must never count as one that
+succeeded, another driver's lines must never count, and the CSINode entry's absences must be
+measured from the watch's events. Runs the script as a process, as day2.sh does."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "day2_observe.py")
+A = "a.day2.csi.example.com"
+B = "b.day2.csi.example.com"
+
+
+# Lines as kubelet v1.37.2 writes them (klog's header, then the message of
+# volume/csi/csi_plugin.go, util/goroutinemap/goroutinemap.go, pluginmanager/reconciler).
+def register(driver):
+    return ('I1128 05:01:02.000001    4242 csi_plugin.go:119] kubernetes.io/csi: Register new plugin '
+            'with name: %s at endpoint: /var/lib/kubelet/plugins/%s/csi.sock' % (driver, driver))
+
+
+def deregister(driver):
+    return ('I1128 05:01:03.000001    4242 csi_plugin.go:271] kubernetes.io/csi: registrationHandler.'
+            'DeRegisterPlugin request for plugin %s, endpoint /var/lib/kubelet/plugins/%s/csi.sock'
+            % (driver, driver))
+
+
+def operation_failed(driver):
+    return ('E1128 05:01:04.000001    4242 goroutinemap.go:150] Operation for "/var/lib/kubelet/'
+            'plugins_registry/%s-reg.sock" failed. No retries permitted until 2026-11-28 05:01:04.5 '
+            '(durationBeforeRetry 500ms). Error: RegisterPlugin error -- plugin registration failed '
+            'with err: error updating Node object with CSI driver node info: connection refused'
+            % driver)
+
+
+def reconciler_failed(driver):
+    return ('E1128 05:01:05.000001    4242 reconciler.go:158] "OperationExecutor.RegisterPlugin '
+            'failed" err="operation already pending" plugin={"SocketPath":"/var/lib/kubelet/'
+            'plugins_registry/%s-reg.sock"}' % driver)
+
+
+class Observe(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def write(self, name, lines):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def run_script(self, *args):
+        out = subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout
+
+    def kubelet(self, lines, driver, offset=0):
+        return json.loads(self.run_script("kubelet", self.write("kubelet.log", lines), str(offset),
+                                          driver))
+
+    def test_a_registration_with_no_failure_after_it_succeeded(self):
+        got = self.kubelet([register(A)], A)
+        self.assertEqual(got, {"registered": 1, "deregistered": 0, "failed": 0, "succeeded": 1,
+                               "last_ok": True})
+
+    def test_a_failure_after_the_registration_means_it_failed(self):
+        got = self.kubelet([register(A), operation_failed(A)], A)
+        self.assertEqual((got["registered"], got["failed"], got["succeeded"], got["last_ok"]),
+                         (1, 1, 0, False))
+
+    def test_a_registration_after_a_failure_is_the_last_word(self):
+        got = self.kubelet([register(A), operation_failed(A), deregister(A), register(A)], A)
+        self.assertEqual((got["registered"], got["deregistered"], got["failed"], got["succeeded"],
+                          got["last_ok"]), (2, 1, 1, 1, True))
+
+    def test_the_reconcilers_failure_counts_too(self):
+        got = self.kubelet([reconciler_failed(A)], A)
+        self.assertEqual((got["failed"], got["last_ok"]), (1, None))
+
+    def test_another_drivers_lines_never_count(self):
+        got = self.kubelet([register(B), operation_failed(B), deregister(B), register(A)], A)
+        self.assertEqual(got, {"registered": 1, "deregistered": 0, "failed": 0, "succeeded": 1,
+                               "last_ok": True})
+        # A name that is a prefix of another's is not that one.
+        got = self.kubelet([register("x" + A), deregister("x" + A)], A)
+        self.assertEqual((got["registered"], got["deregistered"]), (0, 0))
+
+    def test_only_the_log_after_the_offset_counts(self):
+        before = register(A) + "\n" + deregister(A) + "\n"
+        got = self.kubelet([register(A), deregister(A), register(A)], A, offset=len(before))
+        self.assertEqual((got["registered"], got["deregistered"]), (1, 0))
+
+    def csinode(self, lines, driver, start, end):
+        return json.loads(self.run_script("csinode", self.write("watch.txt", lines), driver,
+                                          str(start), str(end)))
+
+    def test_csinode_an_entry_removed_and_added_again(self):
+        watch = ["100.0 %s %s" % (A, B), "105.0 %s" % B, "107.5 %s %s" % (B, A),
+                 "200.0 %s" % B]
+        got = self.csinode(watch, A, 101, 150)
+        self.assertEqual(got, {"removed": 1, "added": 1, "longest_away_s": 2.5, "at_start": True,
+                               "at_end": True, "events": 2})
+        # The other driver never went away.
+        got = self.csinode(watch, B, 101, 150)
+        self.assertEqual((got["removed"], got["added"], got["at_end"]), (0, 0, True))
+
+    def test_csinode_an_entry_still_away_at_the_end_counts_to_the_end(self):
+        got = self.csinode(["100.0 %s" % A, "110.0"], A, 101, 130)
+        self.assertEqual((got["removed"], got["added"], got["longest_away_s"], got["at_end"]),
+                         (1, 0, 20.0, False))
+
+    def test_csinode_absent_from_the_start_counts_from_the_start(self):
+        got = self.csinode(["100.0", "112.0 %s" % A], A, 102, 130)
+        self.assertEqual((got["at_start"], got["added"], got["longest_away_s"]), (False, 1, 10.0))
+
+    def test_csinode_events_outside_the_window_are_not_counted(self):
+        got = self.csinode(["90.0 %s" % A, "95.0", "96.0 %s" % A, "140.0"], A, 100, 130)
+        self.assertEqual((got["removed"], got["added"], got["events"], got["at_end"]),
+                         (0, 0, 0, True))
+
+    def test_the_table_escapes_cells_and_lists_notes(self):
+        row = {"scenario": "swap", "step": "Go → ours", "registrar": "ours",
+               "kubelet": {"registered": 1, "deregistered": 1, "failed": 0, "succeeded": 1,
+                           "last_ok": True},
+               "csinode": {"removed": 1, "added": 1, "longest_away_s": 3.25},
+               "pods": "2/2", "new_pod": "7 s", "recovered": "5 s", "restarts": 0,
+               "verdict": "ok", "note": "a|b"}
+        out = self.run_script("table", self.write("rows.jsonl", [json.dumps(row)]))
+        lines = out.splitlines()
+        self.assertEqual(len(lines[0].split(" | ")), len(lines[2].split(" | ")))
+        self.assertIn("| 1 / 1 / 0 | 1 / 1, 3.2 s | 2/2 | 7 s | 5 s | 0 | ok |", lines[2])
+        self.assertIn("- swap, Go → ours, ours: a|b", out)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "util"))
+    import unittest_junit  # noqa: E402
+    unittest_junit.main("day2_observe")
