@@ -47,7 +47,9 @@ kind: CSIDriver
 metadata: {name: $driver}
 spec:
   attachRequired: false
-  podInfoOnMount: false
+  # With pod information kubelet marks an inline volume csi.storage.k8s.io/ephemeral, which tells
+  # a driver that stages (as this one does, for the PV) that this volume is never staged.
+  podInfoOnMount: true
   volumeLifecycleModes: [Persistent, Ephemeral]
 ---
 apiVersion: apps/v1
@@ -130,7 +132,7 @@ spec:
   containers:
   - name: app
     image: $RN_BUSYBOX_IMAGE
-    command: [sh, -c, 'test -s /data/marker || echo "\$(hostname) \$(date +%s%N)" >/data/marker; exec sleep 2147483647']
+    command: [sh, -c, 'test -s /data/marker || echo "\$(hostname) \$(date +%s)" >/data/marker; exec sleep 2147483647']
     volumeMounts: [{name: data, mountPath: /data}]
   volumes:
   - name: data
