@@ -310,6 +310,8 @@ done
 
 finish() {
   local rc=$?
+  # The day-two scenarios' CSINode watch, which would otherwise outlive the API server.
+  if declare -F d2_watch_stop >/dev/null; then d2_watch_stop; fi
   if ((rc > 128)); then result FAIL interrupted "the run was stopped by signal $((rc - 128)) before every check ran"; fi
   if $keep; then
     rn_log "--keep: the node stays up; kubectl --kubeconfig=$RN_WORK/admin.kubeconfig ...;" \

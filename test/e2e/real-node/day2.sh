@@ -199,13 +199,16 @@ d2_registered_since() {  # d2_registered_since OFFSET LETTER
     d2_in_csinode "$(d2_driver "$2")"
 }
 
-# The CSINode watch: one line per event, "EPOCH NAME ...", restarted when the API server drops it.
+# The CSINode watch: one line per event the API server sends, "EPOCH NAME ...", read from its
+# watch API itself; connected again whenever the API server drops it (each connection starts
+# with the object as it is).
 d2_watch_start() {
   (
     while :; do
-      rn_kubectl get csinode "$RN_NODE" -w \
-        -o 'jsonpath={range .spec.drivers[*]}{.name}{" "}{end}{"\n"}' 2>/dev/null |
-        while IFS= read -r line; do echo "$(d2_now) $line"; done
+      curl -sN --cacert "$RN_WORK/pki/ca.crt" --cert "$RN_WORK/pki/admin.crt" \
+        --key "$RN_WORK/pki/admin.key" \
+        "https://127.0.0.1:$RN_API_PORT/apis/storage.k8s.io/v1/csinodes?watch=1&fieldSelector=metadata.name%3D$RN_NODE" |
+        python3 -u "$here/real-node/day2_observe.py" watch-lines
       sleep 1  # the API server is away: connect again
     done
   ) >>"$D2_WATCH" &
@@ -213,8 +216,10 @@ d2_watch_start() {
 }
 d2_watch_stop() {
   [[ -n ${D2_WATCH_PID:-} ]] || return 0
-  pkill -P "$D2_WATCH_PID" 2>/dev/null
+  local children
+  children=$(pgrep -P "$D2_WATCH_PID")
   kill "$D2_WATCH_PID" 2>/dev/null
+  [[ -n $children ]] && kill $children 2>/dev/null
   wait "$D2_WATCH_PID" 2>/dev/null
   D2_WATCH_PID=
 }
@@ -287,7 +292,8 @@ d2_setup() {
   D2_OURS_IMAGE=localhost/ndr/csi-node-driver-registrar:${D2_DRIVER_IMAGE##*:}
   local offset l pod
   offset=$(d2_log_size)
-  d2_apply_driver a "$D2_GO_IMAGE" "$D2_LOCKED" && d2_apply_driver b "$D2_OURS_IMAGE" "$D2_LOCKED" ||
+  # No securityContext at first: the locked-down scenario then changes it, and keeps it.
+  d2_apply_driver a "$D2_GO_IMAGE" "$D2_PLAIN" && d2_apply_driver b "$D2_OURS_IMAGE" "$D2_PLAIN" ||
     { D2_WHY="applying the two drivers failed"; return 1; }
   for l in a b; do
     poll 240 d2_rollout_done "$l" && poll 120 d2_registered_since "$offset" "$l" || {

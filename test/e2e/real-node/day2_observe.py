@@ -15,12 +15,18 @@
       the watch delivered) says about DRIVER between the epoch seconds FROM and TO, as JSON: how
       often its entry went away and came back, the longest time it was away, whether it was
       there at the first and the last event of the window.
+  day2_observe.py watch-lines
+      reads the API server's watch of CSINode objects (a JSON event a line, as
+      /apis/storage.k8s.io/v1/csinodes?watch=1 streams them) from standard input and writes one
+      line "EPOCH_SECONDS NAME NAME ..." per ADDED or MODIFIED event (a DELETED object has no
+      drivers), flushed at once: the input of "csinode".
   day2_observe.py table ROWS
       the rows the scenarios wrote (JSON lines) as one Markdown table.
 """
 
 import json
 import sys
+import time
 
 
 def kubelet_counts(log_text, driver):
@@ -45,6 +51,27 @@ def kubelet_counts(log_text, driver):
         counts["succeeded"] += 1
         counts["last_ok"] = True
     return counts
+
+
+def watch_lines(events, out, now=time.time):
+    for line in events:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        kind = event.get("type")
+        if kind in ("ADDED", "MODIFIED"):
+            drivers = (event.get("object") or {}).get("spec", {}).get("drivers") or []
+            names = [d.get("name", "") for d in drivers]
+        elif kind == "DELETED":
+            names = []
+        else:  # BOOKMARK, ERROR: no state
+            continue
+        out.write("%.6f %s\n" % (now(), " ".join(n for n in names if n and " " not in n)))
+        out.flush()
 
 
 def parse_watch(text):
@@ -148,6 +175,9 @@ def main(argv):
         with open(argv[2], encoding="utf-8", errors="replace") as f:
             events = parse_watch(f.read())
         print(json.dumps(csinode_changes(events, argv[3], float(argv[4]), float(argv[5]))))
+        return 0
+    if len(argv) == 2 and argv[1] == "watch-lines":
+        watch_lines(sys.stdin, sys.stdout)
         return 0
     if len(argv) == 3 and argv[1] == "table":
         with open(argv[2], encoding="utf-8") as f:

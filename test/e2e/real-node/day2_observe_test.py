@@ -123,6 +123,21 @@ class Observe(unittest.TestCase):
         self.assertEqual((got["removed"], got["added"], got["events"], got["at_end"]),
                          (0, 0, 0, True))
 
+    def test_watch_lines_one_line_per_state_event(self):
+        def event(kind, names):
+            return json.dumps({"type": kind, "object": {"kind": "CSINode", "spec": {
+                "drivers": [{"name": n, "nodeID": "n1"} for n in names] or None}}})
+        events = [event("ADDED", [A, B]), event("MODIFIED", [B]), "",
+                  json.dumps({"type": "BOOKMARK", "object": {}}), event("MODIFIED", [B, A]),
+                  event("DELETED", [B, A])]
+        out = subprocess.run([sys.executable, SCRIPT, "watch-lines"], input="\n".join(events),
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        states = [line.split()[1:] for line in out.stdout.splitlines()]
+        self.assertEqual(states, [[A, B], [B], [B, A], []])
+        for line in out.stdout.splitlines():
+            float(line.split()[0])
+
     def test_the_table_escapes_cells_and_lists_notes(self):
         row = {"scenario": "swap", "step": "Go → ours", "registrar": "ours",
                "kubelet": {"registered": 1, "deregistered": 1, "failed": 0, "succeeded": 1,
