@@ -201,13 +201,17 @@ d2_registered_since() {  # d2_registered_since OFFSET LETTER
 
 # The CSINode watch: one line per event the API server sends, "EPOCH NAME ...", read from its
 # watch API itself; connected again whenever the API server drops it (each connection starts
-# with the object as it is).
+# with the object as it is). resourceVersion=0 starts from the API server's watch cache: without
+# it the API server first waits for its cache to reach etcd's newest revision, which with
+# Debian 12's etcd 3.4 (no progress notifications) it may not do until the next CSINode change,
+# and answers "Too large resource version" (kubectl get -w then lists again: a sample, not a
+# watch).
 d2_watch_start() {
   (
     while :; do
       curl -sN --cacert "$RN_WORK/pki/ca.crt" --cert "$RN_WORK/pki/admin.crt" \
         --key "$RN_WORK/pki/admin.key" \
-        "https://127.0.0.1:$RN_API_PORT/apis/storage.k8s.io/v1/csinodes?watch=1&fieldSelector=metadata.name%3D$RN_NODE" |
+        "https://127.0.0.1:$RN_API_PORT/apis/storage.k8s.io/v1/csinodes?watch=1&resourceVersion=0&fieldSelector=metadata.name%3D$RN_NODE" |
         python3 -u "$here/real-node/day2_observe.py" watch-lines
       sleep 1  # the API server is away: connect again
     done
