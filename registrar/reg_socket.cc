@@ -1,6 +1,7 @@
 #include "registrar/reg_socket.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,16 +33,46 @@ absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
   return path;
 }
 
+namespace {
+
+// The registration directory is there but this process may not create its socket in it.
+absl::Status MayNotCreateIn(const std::string& dir, int err) {
+  if (err == EROFS) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "registration directory ", dir, " (--plugin-registration-path) is on a read-only "
+        "mount, where the registration socket cannot be created; mount kubelet's "
+        "plugins_registry directory there read-write"));
+  }
+  // Kubelet creates its plugins_registry directory as root's, mode 0750
+  // (pkg/kubelet/kubelet.go setupDataDirs, v1.26.15 to v1.37.2): only root creates files in it,
+  // and root needs no capability for that, being the owner.
+  return absl::PermissionDeniedError(absl::StrCat(
+      "registration directory ", dir, " (--plugin-registration-path): user ", geteuid(),
+      " (group ", getegid(), ") may not create the registration socket there (", strerror(err),
+      "); kubelet makes its plugins_registry directory root's with mode 0750, so run the "
+      "registrar as root (securityContext runAsUser: 0, which needs no capability), or give "
+      "this user write access to that directory on every node"));
+}
+
+}  // namespace
+
 absl::Status CheckRegistrationDir(const std::string& dir) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == EACCES) return MayNotCreateIn(dir, err);
     return absl::NotFoundError(absl::StrCat("registration directory ", dir, " (--plugin-registration-path): ",
-                                            strerror(errno),
+                                            strerror(err),
                                             "; mount kubelet's plugins_registry directory there"));
   }
   if (!S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "registration directory ", dir, " (--plugin-registration-path) is not a directory"));
+  }
+  // The kernel's own verdict for this process (effective IDs and capabilities), before anything
+  // else is started: creating the socket needs write and search permission on the directory.
+  if (faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+    return MayNotCreateIn(dir, errno);
   }
   return absl::OkStatus();
 }

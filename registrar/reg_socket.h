@@ -32,7 +32,8 @@ struct FileId {
 absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
                                                    const std::string& driver_name);
 
-// OK if `dir` exists and is a directory; otherwise an error naming it.
+// OK if `dir` exists, is a directory and this process may create a socket in it; otherwise an
+// error naming it and saying what to do.
 absl::Status CheckRegistrationDir(const std::string& dir);
 
 // What is at a path, as far as the registrar is concerned.

@@ -1,9 +1,14 @@
 #include "registrar/reg_socket.h"
 
+#include <linux/capability.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "absl/strings/str_cat.h"
 
 #include "api/endpoint.h"
 #include "gmock/gmock.h"
@@ -61,6 +66,51 @@ TEST(CheckRegistrationDirTest, NamesTheDirectory) {
   ASSERT_TRUE(::ndr::testing::WriteFile(dir.Join("file"), ""));
   EXPECT_THAT(CheckRegistrationDir(dir.Join("file")),
               StatusIs(absl::StatusCode::kFailedPrecondition, "is not a directory"));
+}
+
+// Kubelet's registration directory is root's, mode 0750: a registrar running as a user who may
+// not write it must say so at start, with the remedy, not fail later on a bare "Permission
+// denied". The directory here is this process's own, made read-only to its owner (0550); the
+// check runs in a child which, if it is root, first gives up the capabilities that override file
+// permissions (as a registrar of another user has none of).
+TEST(CheckRegistrationDirTest, ADirectoryThisUserMayNotWriteIsRefusedWithTheRemedy) {
+  TempDir dir("rs");
+  const std::string registry = dir.Join("plugins_registry");
+  ASSERT_EQ(mkdir(registry.c_str(), 0550), 0);
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[2] = {};
+    if (syscall(SYS_capget, &header, caps) != 0) _exit(3);
+    for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER}) {
+      caps[cap / 32].effective &= ~(1u << (cap % 32));
+    }
+    if (syscall(SYS_capset, &header, caps) != 0) _exit(3);
+    const absl::Status status = CheckRegistrationDir(registry);
+    const std::string said = absl::StrCat(static_cast<int>(status.code()), " ", status.message());
+    if (write(pipe_fds[1], said.data(), said.size()) != static_cast<ssize_t>(said.size())) _exit(4);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  std::string said;
+  char buffer[512];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) said.append(buffer, n);
+  close(pipe_fds[0]);
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(child, &wait_status, 0), child);
+  ASSERT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << wait_status;
+  EXPECT_THAT(said, ::testing::StartsWith(
+                        absl::StrCat(static_cast<int>(absl::StatusCode::kPermissionDenied), " ")));
+  EXPECT_THAT(said, ::testing::HasSubstr(registry + " (--plugin-registration-path): user "));
+  EXPECT_THAT(said, ::testing::HasSubstr("may not create the registration socket there"));
+  EXPECT_THAT(said, ::testing::HasSubstr("run the registrar as root"));
+  // Writable again, the same directory passes.
+  ASSERT_EQ(chmod(registry.c_str(), 0750), 0);
+  EXPECT_THAT(CheckRegistrationDir(registry), IsOk());
 }
 
 TEST(InspectTest, TellsOursFromOthers) {
