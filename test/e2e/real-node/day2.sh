@@ -570,16 +570,15 @@ for c in json.load(sys.stdin)["status"].get("containerStatuses", []):
         print(c["containerID"].split("//", 1)[1])'
 }
 
-# What the registrar's own logs (every container of its pod, from kubelet's log directory) say
-# of refusals (the Go registrar's "Registration process failed", ours' "Kubelet refused the
-# registration") and of the watchdog (ours' "offering the socket again").
+# What the registrar's logs that kubelet kept (under /var/log/pods: the running container's and
+# at most the one before) say of the watchdog: ours logs "offering the socket again" at each
+# offer. Older containers' logs are gone; the restart count is in the row.
 d2_registrar_log_says() {  # d2_registrar_log_says LETTER
-  local pod logs
+  local pod offers
   pod=$(d2_ds_pod "$1")
-  logs=$(cat /var/log/pods/kube-system_"$pod"_*/csi-node-driver-registrar/*.log 2>/dev/null)
-  printf 'refusals logged: %s, watchdog offers: %s' \
-    "$(grep -cE 'Registration process failed|Kubelet refused the registration' <<<"$logs")" \
-    "$(grep -c 'offering the socket again' <<<"$logs")"
+  offers=$(cat /var/log/pods/kube-system_"$pod"_*/csi-node-driver-registrar/*.log 2>/dev/null |
+    grep -c 'offering the socket again')
+  echo "watchdog offers in the logs kubelet kept: $offers"
 }
 
 d2_scenario_api_away() {
