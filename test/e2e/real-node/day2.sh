@@ -282,6 +282,25 @@ d2_wait_registered() {  # d2_wait_registered LETTER OFFSET START_SECONDS [DEADLI
   if poll "${4:-240}" d2_registered_since "$2" "$1"; then echo $((SECONDS - $3)); else echo no; fi
 }
 
+# For both drivers at once (each is timed on its own, not after the other): polls CHECK ARGS...
+# LETTER for each until it succeeds, and sets D2_WHEN[LETTER] to the seconds from START_SECONDS
+# when it first did, or "no" if it did not within DEADLINE seconds.
+declare -gA D2_WHEN=()
+d2_when_each() {  # d2_when_each START_SECONDS DEADLINE CHECK [ARGS...]
+  local s0=$1 deadline=$((SECONDS + $2)) l
+  shift 2
+  D2_WHEN=([a]=no [b]=no)
+  while :; do
+    for l in a b; do
+      [[ ${D2_WHEN[$l]} == no ]] && "$@" "$l" >/dev/null 2>&1 && D2_WHEN[$l]=$((SECONDS - s0))
+    done
+    [[ ${D2_WHEN[a]} != no && ${D2_WHEN[b]} != no ]] && return 0
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+d2_new_pod_ready() { d2_pod_has_marker "day2-$1-new"; }
+
 d2_apply_driver() {  # d2_apply_driver LETTER IMAGE SECURITY_CONTEXT
   D2_IMAGE_OF[$1]=$2
   d2_manifests "$@" | rn_kubectl apply -f - >&2
@@ -353,10 +372,10 @@ d2_kubelet_restart() {  # d2_kubelet_restart STEP BINARY
   for l in a b; do d2_pod "day2-$l-new" "$l" inline | rn_kubectl apply -f - >&2; done
   RN_KUBELET_BIN=$binary
   rn_start_kubelet || return 1
-  for l in a b; do rec[$l]=$(d2_wait_registered "$l" "$offset" "$s0"); done
-  for l in a b; do
-    poll "$D2_POD_DEADLINE" d2_pod_has_marker "day2-$l-new" && new[$l]=$((SECONDS - s0)) || new[$l]=no
-  done
+  d2_when_each "$s0" 240 d2_registered_since "$offset"
+  for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
+  d2_when_each "$s0" "$D2_POD_DEADLINE" d2_new_pod_ready
+  for l in a b; do new[$l]=${D2_WHEN[$l]}; done
   local version problems
   version=$(rn_kubectl get node "$RN_NODE" -o 'jsonpath={.status.nodeInfo.kubeletVersion}')
   for l in a b; do
@@ -601,9 +620,8 @@ d2_scenario_api_away() {
     while ((SECONDS < until_)); do sleep 5; done  # the outage's length, not a wait for anything
     rn_start_apiserver || { extra+="${extra:+; }the API server did not come back"; break; }
     back=$SECONDS
-    for l in a b; do
-      if poll 600 d2_registered_since "$offset" "$l"; then rec[$l]=$((SECONDS - back)); else rec[$l]=no; fi
-    done
+    d2_when_each "$back" 600 d2_registered_since "$offset"
+    for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
     for l in a b; do
       d2_row api-away "away ${minutes} min" "$l" "$start" "$offset" – "${rec[$l]}" \
         "${restarts[$l]}" "" "seconds from the API server's return; $(d2_registrar_log_says "$l")"
@@ -664,10 +682,10 @@ d2_scenario_reboot() {
     result FAIL day2-reboot "the node did not come up again (logs under $RN_WORK/logs)"
     return
   fi
-  for l in a b; do rec[$l]=$(d2_wait_registered "$l" "$offset" "$s0" 300); done
-  for l in a b; do
-    poll "$D2_POD_DEADLINE" d2_pod_has_marker "day2-$l-new" && new[$l]=$((SECONDS - s0)) || new[$l]=no
-  done
+  d2_when_each "$s0" 300 d2_registered_since "$offset"
+  for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
+  d2_when_each "$s0" "$D2_POD_DEADLINE" d2_new_pod_ready
+  for l in a b; do new[$l]=${D2_WHEN[$l]}; done
   for l in a b; do
     # The pods are the same objects with new sandboxes: their restart counts start again.
     d2_row reboot "every node process killed, /run cleared, started again" "$l" "$start" \
