@@ -115,8 +115,8 @@ done
 for minutes in "${D2_API_AWAY[@]}"; do
   [[ $minutes =~ ^[1-9][0-9]?$ ]] || { echo "real-node.sh: --day2-api-away: give whole minutes, such as 1,3,6" >&2; exit 2; }
 done
-if [[ -n $DAY2 && ! $D2_KUBELET_FROM =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
-  echo "real-node.sh: --day2-kubelet-from=$D2_KUBELET_FROM: give a release such as v1.36.3" >&2
+if [[ " $* " == *" --day2= "* ]]; then
+  echo "real-node.sh: --day2=: name the scenarios (kubelet, drivers, swap, locked-down, api-away, reboot), or give --day2 for all" >&2
   exit 2
 fi
 # The volume-health tests need the feature on in the API server and kubelet.
@@ -125,6 +125,17 @@ RN_FEATURE_GATES=
 if [[ ! $RN_KUBE_VERSION =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || ((BASH_REMATCH[1] < 26)); then
   echo "real-node.sh: --kube-version=$RN_KUBE_VERSION: give a release v1.26.0 or newer, such as v1.37.2" >&2
   exit 2
+fi
+# The day-two upgrade goes from an older kubelet to this run's release; kubelet may be up to three
+# minor releases older than the API server (Kubernetes' version skew policy).
+if [[ " $DAY2 " == *" kubelet "* ]]; then
+  run_minor=${RN_KUBE_VERSION#v1.} run_minor=${run_minor%%.*}
+  if [[ ! $D2_KUBELET_FROM =~ ^v1\.([0-9]+)\.[0-9]+$ ]] || ((BASH_REMATCH[1] < 26)) ||
+    ((BASH_REMATCH[1] >= run_minor || BASH_REMATCH[1] < run_minor - 3)); then
+    echo "real-node.sh: --day2-kubelet-from=$D2_KUBELET_FROM: give a release older than $RN_KUBE_VERSION" \
+      "by one to three minor releases (the version skew kubelet is allowed), v1.26 or newer, such as v1.36.3" >&2
+    exit 2
+  fi
 fi
 
 # Short fixed paths: unix sockets live under them.

@@ -218,8 +218,11 @@ EOF
 rn_ctr() { ctr --address "$RN_RUN/containerd.sock" -n k8s.io "$@"; }
 
 rn_start_kubelet() {
-  local minor
-  minor=$(rn_minor)
+  local minor own_minor
+  # The kubelet's own release decides which settings it knows (RN_KUBELET_BIN may be an older
+  # one than the control plane's, as in the day-two upgrade).
+  own_minor=$("${RN_KUBELET_BIN:-$RN_BIN/kubelet}" --version 2>/dev/null | sed -n 's/^Kubernetes v1\.\([0-9]*\)\..*/\1/p')
+  minor=${own_minor:-$(rn_minor)}
   mkdir -p "$RN_WORK/volume-plugins"
   {
     cat <<EOF
@@ -248,7 +251,6 @@ EOF
   } >"$RN_WORK/kubelet-config.yaml"
   local extra=()
   ((minor < 27)) && extra+=(--container-runtime-endpoint="unix://$RN_RUN/containerd.sock")
-  # RN_KUBELET_BIN: another release's kubelet (the day-two upgrade starts from one).
   rn_start kubelet "${RN_KUBELET_BIN:-$RN_BIN/kubelet}" --config="$RN_WORK/kubelet-config.yaml" \
     --kubeconfig="$RN_WORK/kubelet.kubeconfig" --hostname-override="$RN_NODE" \
     --node-ip="$RN_NODE_IP" --v=2 ${RN_FEATURE_GATES:+--feature-gates="$RN_FEATURE_GATES"} \
