@@ -280,8 +280,8 @@ d2_row_ok() {  # ok, or reported and not required
 }
 d2_row_field() { python3 -c 'import json, sys; v = json.loads(sys.argv[1]); [v := v[k] for k in sys.argv[2:]]; print(v)' "$@"; }
 
-# Waits for the DaemonSet of LETTER to run its template's pod and kubelet to have registered the
-# driver since OFFSET; prints the seconds it took from START_SECONDS, or "no".
+# Waits until kubelet has registered the driver of LETTER since OFFSET (d2_registered_since);
+# prints the seconds from START_SECONDS it took, or "no".
 d2_wait_registered() {  # d2_wait_registered LETTER OFFSET START_SECONDS [DEADLINE]
   if poll "${4:-240}" d2_registered_since "$2" "$1"; then echo $((SECONDS - $3)); else echo no; fi
 }
