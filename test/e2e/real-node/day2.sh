@@ -143,12 +143,10 @@ EOF
 d2_marker_of() { rn_kubectl -n default exec "$1" -- cat /data/marker 2>/dev/null; }
 d2_pod_has_marker() { [[ -n $(d2_marker_of "$1") ]]; }
 
-# Starts a pod and waits for it to run and hold its marker; prints the seconds it took.
+# Starts a pod and waits for it to run and hold its marker.
 d2_start_pod() {  # d2_start_pod NAME LETTER pv|inline
-  local start=$SECONDS
   d2_pod "$@" | rn_kubectl apply -f - >&2 || return 1
-  poll "$D2_POD_DEADLINE" d2_pod_has_marker "$1" || return 1
-  echo $((SECONDS - start))
+  poll "$D2_POD_DEADLINE" d2_pod_has_marker "$1"
 }
 
 # How many of the running pods of LETTER still read the marker they wrote: "K/N".
@@ -332,7 +330,7 @@ d2_setup() {
   poll 120 rn_kubectl -n default get serviceaccount default
   for l in a b; do
     for pod in day2-$l-pv:pv day2-$l-inline:inline; do
-      d2_start_pod "${pod%%:*}" "$l" "${pod#*:}" >/dev/null || {
+      d2_start_pod "${pod%%:*}" "$l" "${pod#*:}" || {
         rn_kubectl -n default describe pod "${pod%%:*}" >&2
         D2_WHY="pod ${pod%%:*} did not run with its volume within ${D2_POD_DEADLINE}s"
         return 1
@@ -440,7 +438,7 @@ d2_drivers_one() {  # d2_drivers_one ACTED OTHER
   [[ $(d2_row_field "$cs" removed) == 0 ]] || problems+=("the other driver's CSINode entry went away: $cs")
   d2_row drivers "driver $acted restarted, then its socket deleted: the row of the other driver" \
     "$other" "$start" "$offset" – – "$restarts" "$(IFS=';'; echo "${problems[*]}")" \
-    "acted on $acted ($(d2_who "$acted")): $(IFS=';'; echo "${took[*]}")"
+    "acted on $acted ($(d2_who "$acted")): $(printf '%s; ' "${took[@]}" | sed 's/; $//')"
 }
 
 d2_scenario_drivers() {
@@ -599,6 +597,8 @@ for c in json.load(sys.stdin)["status"].get("containerStatuses", []):
 d2_registrar_log_says() {  # d2_registrar_log_says LETTER
   local pod offers
   pod=$(d2_ds_pod "$1")
+  # The pod's name names a directory: only a name the API server could have given it.
+  [[ $pod =~ ^[a-z0-9][a-z0-9-]*$ ]] || { echo "watchdog offers: not read (no pod, or an unexpected name '$pod')"; return; }
   offers=$(cat /var/log/pods/kube-system_"$pod"_*/csi-node-driver-registrar/*.log 2>/dev/null |
     grep -c 'offering the socket again')
   echo "watchdog offers in the logs kubelet kept: $offers"
