@@ -23,5 +23,17 @@ if [ $# -lt 2 ]; then
 fi
 out=$1
 shift
+# The images say which Debian release their packages come from, and their SBOMs which packages:
+# that is the build root's, so this runs there, with the output and the binaries' directories.
+source "$(dirname "$0")/../toolchain/buildroot/buildroot.sh"
+if ndr_buildroot_needed; then
+  mkdir -p "$out"
+  binds=(--bind="$out")
+  for platform in "$@"; do
+    IFS=, read -ra files <<<"${platform#*=}"
+    for file in "${files[@]}"; do binds+=(--bind="$(dirname "$file")"); done
+  done
+  ndr_buildroot_reexec "${binds[@]}" "$0" --source-url="$source_url" "$out" "$@"
+fi
 exec /usr/bin/python3 "$(dirname "$0")/assemble.py" --command "images/build-images.sh" \
   --source-url "$source_url" "$out" "$@"

@@ -12,8 +12,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_cross_deps
 out=${1:-images/out}
+mkdir -p "$out"
+ndr_buildroot_reexec --bind="$out" "$0" "$@"
+ndr_install_cross_deps
+ndr_require_every_arch || exit 1
 # One build, every platform: //toolchain/cross:<arch>_binaries are the same three targets built
 # with that architecture's toolchain (a transition; see toolchain/cross/cross.bzl).
 # shellcheck disable=SC2046

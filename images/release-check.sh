@@ -73,7 +73,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 source test/install-deps.sh
 source test/util/run-containerd.sh
-ndr_install_deps "${NDR_TEST_PACKAGES[@]}" skopeo containerd runc || exit 2
+ndr_install_host_deps python3 python3-yaml skopeo containerd runc || exit 2
 
 work=$(mktemp -d /tmp/ndr-rc-XXXXXX)
 log=$work/log
@@ -279,14 +279,15 @@ started=$(now)
 if timeout 120 "$T/trivy" image --cache-dir "$trivy_cache" --download-db-only >"$log/trivy-db.log" 2>&1; then
   db_source="Trivy's own database (downloaded)"
 else
-  python3 - images/vex/statements.yaml >"$work/advisories.json" <<'PYTHON'
+  python3 - images/vex/statements.yaml "$NDR_BUILDROOT_VERSION_ID" >"$work/advisories.json" <<'PYTHON'
 import json, sys, yaml
 data = yaml.safe_load(open(sys.argv[1]))
+release = sys.argv[2]  # the Debian release the images are built from (toolchain/buildroot/)
 advisories = {}
 for s in data["statements"]:
     fixed = str(s.get("debian_fixed", "none"))
     advisories[(s["source"], s["vulnerability"])] = {
-        "release": "12", "source": s["source"], "vulnerability": s["vulnerability"],
+        "release": release, "source": s["source"], "vulnerability": s["vulnerability"],
         "fixed": "" if fixed == "none" else fixed, "severity": s.get("severity", "UNKNOWN")}
 print(json.dumps(list(advisories.values())))
 PYTHON
@@ -311,9 +312,10 @@ while IFS=$'\t' read -r program index platform manifest; do
   "$T/trivy" image --cache-dir "$trivy_cache" --skip-db-update --skip-java-db-update --offline-scan \
     --platform "linux/$platform" --scanners vuln --format json --vex oci \
     "$ref" >"$out.trivy-vexoci.json" 2>>"$log/trivy-$program-$slug.log" || list_problems+=("trivy --vex oci $program $platform failed")
-  result=$(python3 - "$sbom" "$out" "$program" "$platform" <<'PYTHON'
+  result=$(python3 - "$sbom" "$out" "$program" "$platform" "$NDR_BUILDROOT_VERSION_ID" <<'PYTHON'
 import json, sys, urllib.parse
-sbom_path, out, program, platform = sys.argv[1:]
+# debian: the Debian release every package must come from, the base (toolchain/buildroot/).
+sbom_path, out, program, platform, debian = sys.argv[1:]
 sbom = json.load(open(sbom_path))
 want = {}
 for p in sbom["packages"]:
@@ -333,7 +335,7 @@ try:
         if name in want and version != want[name][0]:
             problems.append(f"syft: {name} {version}, SBOM {want[name][0]}")
         q = qualifiers(purl)
-        if not purl.startswith(f"pkg:deb/debian/") or q.get("distro") != "debian-12" or \
+        if not purl.startswith(f"pkg:deb/debian/") or q.get("distro") != f"debian-{debian}" or \
                 q.get("arch") != qualifiers(want.get(name, ("", "?a=b"))[1]).get("arch"):
             problems.append(f"syft: purl {purl}")
     syft_count = len(got)
@@ -347,7 +349,7 @@ def trivy_findings(path):
 try:
     report, before = trivy_findings(out + ".trivy.json")
     os_ = report.get("Metadata", {}).get("OS", {})
-    if (os_.get("Family"), os_.get("Name")) != ("debian", "12"):
+    if (os_.get("Family"), str(os_.get("Name", "")).split(".")[0]) != ("debian", debian):
         problems.append(f"trivy detected OS {os_}")
     packages = {p["Name"]: p for r in report.get("Results", []) for p in r.get("Packages") or []}
     if set(packages) != set(want):
@@ -360,7 +362,7 @@ try:
             problems.append(f"trivy: {name} {version}, SBOM {want[name][0]}")
         purl = p.get("Identifier", {}).get("PURL", "")
         if not purl.startswith(f"pkg:deb/debian/{urllib.parse.quote(name)}@") or \
-                qualifiers(purl).get("distro", "").split(".")[0] != "debian-12":
+                qualifiers(purl).get("distro", "").split(".")[0] != f"debian-{debian}":
             problems.append(f"trivy: purl {purl}")
     trivy_count = len(packages)
     _, with_file = trivy_findings(out + ".trivy-vex.json")

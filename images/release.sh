@@ -65,6 +65,9 @@ source_uri=$(python3 "$top/images/source_uri.py" "$source_uri" 2>&1) ||
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 [ -z "$(ls -A "$out")" ] || refuse "$out is not empty; give a new or empty directory (nothing in it is replaced)"
+# Built in the Debian 13 build root (toolchain/buildroot/buildroot.sh) unless this is Debian 13.
+source "$top/toolchain/buildroot/buildroot.sh"
+ndr_buildroot_reexec --bind="$out" "$0" "$@"
 
 cd "$top"
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || refuse "$top is not a git checkout"
@@ -136,6 +139,7 @@ fi
 # What the commit's own build needs (its install script; the cross sysroots follow the versions
 # now installed).
 ndr_install_cross_deps
+ndr_require_every_arch || exit 1
 described=$(bash version/describe.sh | sed -n 's/^version //p')
 [ "$described" = "$version" ] ||
   refuse "the clone of ${commit:0:12} describes itself as $described, not $version (version/describe.sh)"

@@ -8,8 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "needs root: a mount namespace and a cgroup" >&2; exit 1; }
-bazel build //registrar:csi-node-driver-registrar //test/csidriver:sample-csi-driver >/dev/null 2>&1
-bin=$(bazel info bazel-bin 2>/dev/null)
+source test/install-deps.sh
+ndr_install_host_deps
+ndr_bazel build //registrar:csi-node-driver-registrar //test/csidriver:sample-csi-driver >/dev/null 2>&1
+bin=$(ndr_bazel info bazel-bin 2>/dev/null)
 work=$(mktemp -d /tmp/ndr-threads-XXXXXX)
 for parent in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup; do
   [ -w "$parent/cgroup.procs" ] && break

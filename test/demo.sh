@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
+ndr_buildroot_reexec "$0" "$@"
 ndr_install_deps
 
 step() { printf '\n==> %s\n' "$*"; }

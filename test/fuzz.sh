@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
-ndr_install_deps "${NDR_TEST_PACKAGES[@]}" clang libclang-rt-14-dev
+ndr_buildroot_reexec "$0" "$@"
+ndr_install_deps "${NDR_TEST_PACKAGES[@]}"
 seconds=${1:-60}
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: bash test/fuzz.sh [SECONDS]   (SECONDS per fuzzer, a positive whole number)" >&2

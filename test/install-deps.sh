@@ -1,9 +1,15 @@
-# Sourced by the scripts that build: installs the Debian packages a script needs when any of them
-# is missing, and nothing else. ndr_install_deps: the host build's (what the demo needs);
-# ndr_install_cross_deps: those, the test suite's, the images' and the other architectures'.
-# Needs root (or sudo) only when it installs.
+# Sourced by the scripts that build. Everything builds, tests and releases on Debian 13 (trixie)
+# packages: on a Debian 13 host the host's own, installed when missing; on any other Debian host
+# (Debian 12, say) in the build root toolchain/buildroot/buildroot.sh makes from Debian 13's
+# packages, which the scripts that build enter first (ndr_buildroot_reexec "$0" "$@"), and scripts
+# that run on the host reach through ndr_bazel. Nothing but Debian packages is downloaded.
+# ndr_install_deps: what the host build and the demo need; ndr_install_cross_deps: every package
+# of toolchain/buildroot/packages (the tests, the images, the other architectures) and their
+# sysroots. Needs root (or sudo) only when it installs.
+source "$(dirname "${BASH_SOURCE[0]}")/../toolchain/buildroot/buildroot.sh"
 
 # What the host build and the demo need: Bazel, the compiler and the libraries the programs link.
+# Each is in toolchain/buildroot/packages too (//toolchain/buildroot:buildroot_test).
 NDR_PACKAGES=(
   bazel-bootstrap bazel-platforms bazel-rules-java bazel-rules-proto bazel-skylib
   g++ pkg-config libunwind-dev liblzma-dev zlib1g-dev
@@ -13,17 +19,42 @@ NDR_PACKAGES=(
   python3 openssl mount
 )
 
-# What the test suite and the image builds add: the test frameworks, the Python the checks of
-# documents, manifests and images run on, buildah, and the ELF tools the image checks use.
-NDR_TEST_PACKAGES=(
-  libgtest-dev libgmock-dev libbenchmark-dev
-  python3-yaml python3-kubernetes python3-jwt python3-cryptography python3-prometheus-client
-  buildah file binutils
-)
+# Everything else the test suite, the image builds and the cross builds need: the rest of the
+# build root's packages.
+mapfile -t NDR_TEST_PACKAGES < <(ndr_buildroot_packages)
+
+# For a script that runs on the host and builds only through ndr_bazel: where the host is not
+# Debian 13, makes the build root (once) and installs the named packages, which the script runs
+# on the host itself; on a Debian 13 host, installs everything a build needs as well.
+ndr_install_host_deps() {
+  if ndr_buildroot_needed; then
+    ndr_buildroot_make >/dev/null && ndr_install_packages "$@"
+  else
+    ndr_install_cross_deps "$@"
+  fi
+}
+
+# Runs Bazel where the project builds: in the build root when the host is not Debian 13 (its
+# bazel-* links and `bazel info` paths are the same inside and out), else on the host. For the
+# scripts that run on the host (the real node, the benchmarks) and only build through Bazel.
+ndr_bazel() {
+  if ndr_buildroot_needed; then
+    ndr_buildroot_run bazel "$@"
+  else
+    bazel "$@"
+  fi
+}
 
 ndr_install_deps() {
+  ndr_install_packages "${NDR_PACKAGES[@]}" "$@"
+}
+
+# Installs the named Debian packages that are missing, on this machine (the build root, when run
+# inside it), and nothing else. Scripts that run on a host that is not Debian 13 name only what
+# they run there themselves.
+ndr_install_packages() {
   local missing=() pkg
-  for pkg in "${NDR_PACKAGES[@]}" "$@"; do
+  for pkg in "$@"; do
     if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]; then
       missing+=("$pkg")
     fi
@@ -64,28 +95,55 @@ ndr_step() {
 }
 
 # The cross builds (--config=arm64, armv7, ppc64le, s390x, and //... through
-# toolchain/cross:<arch>_binaries): Debian's cross compilers, qemu to run what they build, and each
-# architecture's sysroot, which toolchain/cross/make-sysroot.sh unpacks from Debian's packages for
-# that architecture into /var/cache/ndr-<debian arch>-sysroot (once; it checks).
-NDR_CROSS_PACKAGES=(
-  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf g++-powerpc64le-linux-gnu g++-s390x-linux-gnu
-  qemu-user-static
-)
+# toolchain/cross:<arch>_binaries) need, besides Debian's cross compilers and qemu (in the
+# package set), each architecture's sysroot, which toolchain/cross/make-sysroot.sh unpacks from
+# Debian's packages for that architecture into /var/cache/ndr-<debian arch>-sysroot (once; it
+# checks).
 NDR_CROSS_DEBIAN_ARCHES=(arm64 armhf ppc64el s390x)
 
 ndr_install_cross_deps() {
-  ndr_install_deps "${NDR_TEST_PACKAGES[@]}" "${NDR_CROSS_PACKAGES[@]}" "$@" || return 1
-  local sudo=() arch
+  ndr_install_deps "${NDR_TEST_PACKAGES[@]}" "$@" || return 1
+  local sudo=() arch log
   if [ "$(id -u)" -ne 0 ] && [ ! -w /var/cache ]; then
     sudo=(sudo)
   fi
+  NDR_CROSS_UNAVAILABLE=()
   for arch in "${NDR_CROSS_DEBIAN_ARCHES[@]}"; do
     # Quiet when the sysroot is there already (it checks its versions).
-    if ! bash toolchain/cross/make-sysroot.sh --check "$arch" >/dev/null 2>&1; then
-      ndr_step "Unpacking Debian's $arch packages into the cross build's sysroot" \
-        "${sudo[@]}" bash toolchain/cross/make-sysroot.sh "$arch" || return 1
+    bash toolchain/cross/make-sysroot.sh --check "$arch" >/dev/null 2>&1 && continue
+    echo "==> Unpacking Debian's $arch packages into the cross build's sysroot"
+    log=$(mktemp /tmp/ndr-install-XXXXXX.log)
+    if "${sudo[@]}" bash toolchain/cross/make-sysroot.sh "$arch" >"$log" 2>&1; then
+      "${sudo[@]}" rm -f "/var/cache/ndr-$arch-sysroot.unavailable"
+      rm -f "$log"
+    else
+      # Not fatal here: that architecture is left out of the build, its test says why
+      # (toolchain/cross/sysroots.bzl), and the image builds refuse (ndr_require_every_arch).
+      { sed -n '/lists these, but/,$p' "$log" | grep . || tail -n 5 "$log"; } |
+        sed 's/^make-sysroot: //' |
+        "${sudo[@]}" tee "/var/cache/ndr-$arch-sysroot.unavailable" >/dev/null
+      echo "warning: no $arch sysroot, so no $arch build here; from $log:" >&2
+      sed 's/^/    /' "/var/cache/ndr-$arch-sysroot.unavailable" >&2
+      NDR_CROSS_UNAVAILABLE+=("$arch")
     fi
   done
+  # Bazel reads which sysroots there are when this changes (toolchain/cross/sysroots.bzl).
+  NDR_CROSS_SYSROOTS=$(cat /var/cache/ndr-*-sysroot/.ndr-packages /var/cache/ndr-*-sysroot.unavailable \
+    2>/dev/null | sha256sum | cut -c1-16)
+  export NDR_CROSS_SYSROOTS
+}
+
+# For what needs every platform (the images, a release): refuses when an architecture's sysroot
+# could not be made, saying why.
+ndr_require_every_arch() {
+  [ ${#NDR_CROSS_UNAVAILABLE[@]} -eq 0 ] && return 0
+  local arch
+  echo "error: the images need every platform, and this machine could not make the sysroot of" \
+    "${NDR_CROSS_UNAVAILABLE[*]}:" >&2
+  for arch in "${NDR_CROSS_UNAVAILABLE[@]}"; do
+    sed 's/^/    /' "/var/cache/ndr-$arch-sysroot.unavailable" >&2
+  done
+  return 1
 }
 
 # Bazel options for scripts: quiet, non-interactive output when run by CI or without a terminal.

@@ -16,9 +16,11 @@ for arg in "$@"; do
     *) echo "usage: bash test/log-lines.sh [--compare-with=PATH]" >&2; exit 2 ;;
   esac
 done
-bazel build -c opt //registrar:csi-node-driver-registrar //test/csidriver:sample-csi-driver \
+source test/install-deps.sh
+ndr_install_host_deps
+ndr_bazel build -c opt //registrar:csi-node-driver-registrar //test/csidriver:sample-csi-driver \
   //kubeletclient:kubeletclient >/dev/null 2>&1
-bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null)
 work=$(mktemp -d /tmp/ndr-loglines-XXXXXX)
 trap 'pkill -P $$ 2>/dev/null || true; rm -rf "$work"' EXIT
 

@@ -18,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source test/install-deps.sh
+ndr_buildroot_reexec "$0" "$@"
 ndr_install_cross_deps
 
 # Never leave a Bazel server behind, whatever happens.

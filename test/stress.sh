@@ -28,6 +28,7 @@ case "$sanitizer" in
 esac
 
 source test/install-deps.sh
+ndr_buildroot_reexec "$0" "$@"
 ndr_install_cross_deps
 source test/test-stage.sh
 

@@ -64,12 +64,12 @@ if $update && [ -n "$(git status --porcelain -- . ':!docs' ':!*.md')" ]; then
 fi
 
 source test/install-deps.sh
-ndr_install_deps "${NDR_TEST_PACKAGES[@]}"
-trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
+ndr_install_host_deps python3
+trap 'ndr_bazel shutdown >/dev/null 2>&1 || true' EXIT
 # shellcheck disable=SC2046
-bazel build $(ndr_bazel_flags) -c opt //test/benchmarks:registrar_benchmark \
+ndr_bazel build $(ndr_bazel_flags) -c opt //test/benchmarks:registrar_benchmark \
   //test/benchmarks:kubeletclient_benchmark >&2
-bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null)
 
 cgroup=v1
 [ -f /sys/fs/cgroup/cgroup.controllers ] && cgroup=v2

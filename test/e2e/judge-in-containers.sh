@@ -28,7 +28,7 @@ out=${1:-/var/cache/ndr-judge-in-containers}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 source test/install-deps.sh
-ndr_install_deps "${NDR_TEST_PACKAGES[@]}"
+ndr_install_host_deps python3
 command -v podman >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y podman >&2
 go=/usr/local/go/bin/go
 [ -x "$go" ] || { echo "Go is needed at $go to build the mock driver" >&2; exit 1; }
@@ -43,9 +43,9 @@ export ENGINE_ARGS
 
 echo "==> building the judge's and the sample driver's images (amd64)"
 # shellcheck disable=SC2046
-bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
+ndr_bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
   //test/csidriver:sample-csi-driver.stripped //kubeletclient:kubeletclient.stripped
-bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null)
 rm -rf "$out/images"
 bash images/build-images.sh "$out/images" "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped,$bin/kubeletclient/kubeletclient.stripped" >/dev/null
 for image in kubeletclient sample-csi-driver; do

@@ -259,9 +259,9 @@ rn_log "building the registrar and sample-driver images, and kubeletclient"
 RN_TOOLS=$RN_WORK/tools
 (
   cd "$repo" &&
-    bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
+    ndr_bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
       //test/csidriver:sample-csi-driver.stripped //kubeletclient:kubeletclient >&2 &&
-    bin=$(bazel info -c opt bazel-bin 2>/dev/null) &&
+    bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null) &&
     bash images/build-images.sh "$RN_WORK/images" \
       "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2 &&
     mkdir -p "$RN_TOOLS" &&
