@@ -4,7 +4,7 @@ inside the host's build, for every architecture in arches.bzl."""
 load("@bazel_tools//tools/cpp:unix_cc_toolchain_config.bzl", "cc_toolchain_config")
 load(":arches.bzl", "ARCHES")
 
-GCC_VERSION = "12"
+GCC_VERSION = "14"
 
 def sysroot(arch):
     return "/var/cache/ndr-%s-sysroot" % ARCHES[arch].debian
@@ -61,8 +61,8 @@ def cross_toolchain(arch):
             # ABIs between objects built by old and new compilers, which one static link is not.
             "-Wno-psabi",
             # The search path the cross compiler would use, with its own copy of glibc (the
-            # cross-toolchain package's, glibc 2.36-8 of January 2023, without a single security
-            # update since) replaced by that architecture's current libc6-dev from the sysroot,
+            # cross-toolchain package's, the one the cross compiler was built with, which lags
+            # Debian's security updates) replaced by that architecture's current libc6-dev from the sysroot,
             # the same glibc as the amd64 build's: C++'s headers, gcc's, then the architecture's
             # packages' (glibc's, the kernel's, every library's), then /usr/include, which then
             # supplies only architecture-independent header-only libraries.

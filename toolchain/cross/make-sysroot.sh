@@ -29,11 +29,11 @@ case "$arch" in
 esac
 sysroot=${2:-/var/cache/ndr-$arch-sysroot}
 # glibc and the kernel's headers too: the cross compiler's own copy of glibc (libc6-dev-ARCH-cross)
-# is bookworm's first, 2.36-8, which has none of Debian's later security fixes; the cross
-# toolchains (cross.bzl) take this one, the current release's, instead.
+# is the one the cross compiler was built with, which may lack Debian's later security fixes; the
+# cross toolchains (cross.bzl) take this one, the current release's, instead.
 packages=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev zlib1g-dev
-  libgflags-dev libgoogle-glog-dev libunwind-dev liblzma-dev libevent-dev libssl-dev
+  libgflags-dev libgoogle-glog-dev libunwind-dev liblzma-dev libzstd-dev libevent-dev libssl-dev
   libyaml-cpp-dev libc6-dev linux-libc-dev
 )
 
@@ -51,8 +51,9 @@ for pkg in "${packages[@]}"; do
   installed+=("$pkg=$version")
 done
 stamp="$sysroot/.ndr-packages"
-# "files": the sysroot has its .ndr-files (one made before it did is made again).
-installed=(files "${installed[@]}")
+# "files": the sysroot has its .ndr-files; "ldscripts": its linker scripts name its own files (one
+# made before either is made again).
+installed=(files ldscripts "${installed[@]}")
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${installed[*]}" ]; then
   echo "$sysroot"
   exit 0
@@ -83,7 +84,7 @@ fi
 wanted=()
 for pkg in "${packages[@]}"; do
   version=$(dpkg-query -W -f='${Version}' "$pkg")
-  if apt-cache "${apt_opts[@]}" madison "$pkg:$arch" | awk -F' [|] ' '{print $2}' |
+  if apt-cache "${apt_opts[@]}" madison "$pkg:$arch" | awk -F'|' '{gsub(/ /, "", $2); print $2}' |
       grep -qxF "$version"; then
     wanted+=("$pkg:$arch=$version")
   elif [[ " ${exact[*]} " == *" $pkg "* ]]; then
@@ -95,7 +96,43 @@ for pkg in "${packages[@]}"; do
   fi
 done
 echo "make-sysroot: downloading ${wanted[*]}" >&2
-(cd "$state/debs" && apt-get "${apt_opts[@]}" download "${wanted[@]}")
+# One package at a time, each checked against the SHA256 of the signed index apt read. A package
+# source caught mid-sync may list a file in one archive's index and hold it only in the other's
+# pool (a point release's file under the security archive's pool/updates, say): the same file,
+# with the same hash, is then fetched from there. A file neither pool holds is an error naming it.
+sources=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
+security_base=$(awk '$1 == "deb" && $3 ~ /-security$/ {print $2; exit}' <<<"$sources")
+main_base=$(awk '$1 == "deb" && $3 !~ /-security$/ {print $2; exit}' <<<"$sources")
+unserved=()
+for want in "${wanted[@]}"; do
+  (cd "$state/debs" && apt-get "${apt_opts[@]}" download "$want" >>"$state/download.log" 2>&1) &&
+    continue
+  # 'URI' FILE SIZE SHA256:HASH
+  read -r uri file _ hash < <(apt-get "${apt_opts[@]}" --print-uris download "$want" 2>/dev/null |
+    tr -d "'" | tail -n 1) || true
+  other=""
+  case $uri in
+    "${main_base%/}/pool/main/"*) [ -n "$security_base" ] &&
+      other=${security_base%/}/pool/updates/main/${uri#"${main_base%/}/pool/main/"} ;;
+    "${security_base%/}/pool/updates/main/"*)
+      other=${main_base%/}/pool/main/${uri#"${security_base%/}/pool/updates/main/"} ;;
+  esac
+  if [ -n "$other" ] && [[ $hash == SHA256:* ]] &&
+      /usr/lib/apt/apt-helper "${apt_opts[@]}" download-file "$other" "$state/debs/$file" "$hash" \
+        >>"$state/download.log" 2>&1; then
+    echo "make-sysroot: $want: $uri is not served; took the same file ($hash) from $other" >&2
+  else
+    unserved+=("$want (${uri:-no URI})")
+  fi
+done
+if [ ${#unserved[@]} -gt 0 ]; then
+  echo "make-sysroot: Debian's $arch index lists these, but the package source serves them from" \
+    "neither pool (a mirror caught mid-sync?):" >&2
+  printf '    %s\n' "${unserved[@]}" >&2
+  echo "Try again later: nothing unverified is used instead. (The package source is the one in" \
+    "/etc/apt/sources.list of the build root, from the host's when the root was made.)" >&2
+  exit 1
+fi
 mkdir -p "$sysroot"
 # .ndr-files: which package each unpacked file came from (path, package, architecture, version,
 # source package, source version; tab-separated), for the images' SBOMs (images/sbom.py): these
@@ -108,6 +145,11 @@ for deb in "$state/debs"/*.deb; do
 done
 # Absolute symlinks inside the packages (libfoo.so -> /usr/lib/...) would point into the host.
 find "$sysroot" -type l -lname '/*' -delete
+# So would the absolute paths in glibc's linker scripts (libm.a is one: GROUP ( /usr/lib/<triple>/
+# libm-2.41.a ... )), which the cross linker, run without --sysroot, reads as they are: they are
+# made to name the sysroot's files.
+grep -rlZ --include='*.a' --include='*.so' '^/\* GNU ld script' "$sysroot/usr/lib" 2>/dev/null |
+  xargs -0 -r sed -i -E "s#([ (])/(usr/)?lib/#\1$sysroot/\2lib/#g"
 rm -rf "$state"
 echo "${installed[*]}" > "$stamp"
 echo "$sysroot"
