@@ -228,6 +228,7 @@ def assemble(args):
     notice_text = file_bytes(os.path.join(ROOT, "NOTICE"))
     triples = sorted({PLATFORMS[p][2] for p in args.binaries if PLATFORMS[p][2]})
     tools = provenance.toolchain(triples)
+    root = provenance.build_root()
 
     with tempfile.TemporaryDirectory(prefix="ndr-assemble-") as work:
         # First what each binary links, and whether the VEX holds for it, before anything is
@@ -317,7 +318,7 @@ def assemble(args):
                     subjects.append((archive_name, sha256(data)))
                 built = provenance.statement(
                     subjects, args.source_url, args.tag, commit, version, f"linux/{platform}",
-                    args.command, epoch, packages, tools)
+                    args.command, epoch, packages, tools, root)
                 contents = [(platform, p) for p in packages]
                 vex_contents += contents
                 platform_vex = vex.document(

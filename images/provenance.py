@@ -6,7 +6,9 @@ what (the builder: this project's release scripts, and the Debian packages of ev
 ran, found by asking dpkg which package owns each tool as the build resolved it, so that no list
 of package versions is kept by hand). It carries no time and no host name: two builds of one
 commit with the same Debian packages write the same statement (the builds are reproducible, so
-the subjects are the same too).
+the subjects are the same too). Every package of the build root the build ran in (the Debian 13
+root of toolchain/buildroot/, or the Debian 13 host) is listed with its exact version, so that
+the whole build environment is on record, not only the tools named below.
 """
 
 import os
@@ -14,7 +16,7 @@ import shutil
 import subprocess
 import sys
 
-from sbom import quote  # the purls spelt as the SBOM spells them
+from sbom import debian_version, quote  # the purls spelt as the SBOM spells them
 
 STATEMENT = "https://in-toto.io/Statement/v1"
 PREDICATE = "https://slsa.dev/provenance/v1"
@@ -66,14 +68,33 @@ def toolchain(triples):
     return sorted(found)
 
 
-def deb_purl(name, version, arch):
-    return f"pkg:deb/debian/{quote(name)}@{quote(version)}?arch={quote(arch)}"
+def build_root():
+    """Every package installed where the build ran: [(package, version, arch)], sorted."""
+    listed = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n"],
+        capture_output=True, text=True, check=True).stdout
+    packages = set()
+    for line in listed.splitlines():
+        status, package, version, arch = line.split("\t")
+        if status.startswith("ii"):
+            packages.add((package, version, arch))
+    if not packages:
+        raise RuntimeError("provenance: dpkg lists no installed package")
+    return sorted(packages)
+
+
+def deb_purl(name, version, arch, distro=None):
+    """The package's purl; with the Debian release it comes from (distro=debian-13) unless
+    distro is empty. distro None: the release this runs on."""
+    distro = f"debian-{debian_version()}" if distro is None else distro
+    qualifiers = f"?arch={quote(arch)}" + (f"&distro={quote(distro)}" if distro else "")
+    return f"pkg:deb/debian/{quote(name)}@{quote(version)}{qualifiers}"
 
 
 def statement(subjects, source_url, tag, commit, version, platform, command, epoch, linked,
-              tools):
+              tools, root=()):
     """The statement. subjects: [(name, sha256 hex)]; linked: the SBOM's Packages; tools: what
-    toolchain() returned."""
+    toolchain() returned; root: what build_root() returned."""
     source = {"uri": f"git+{source_url}@refs/tags/{tag}" if tag else f"git+{source_url}",
               "digest": {"gitCommit": commit}}
     return {
@@ -94,7 +115,7 @@ def statement(subjects, source_url, tag, commit, version, platform, command, epo
                     "bazel": "build -c opt --stamp, clean output base, no cache",
                 },
                 "resolvedDependencies": [source] + [
-                    {"uri": deb_purl(p.name, p.version, p.arch) + "&distro=debian",
+                    {"uri": deb_purl(p.name, p.version, p.arch),
                      "name": p.name,
                      "annotations": {"role": "statically linked",
                                      "source": f"{p.source} {p.source_version}"}}
@@ -108,6 +129,10 @@ def statement(subjects, source_url, tag, commit, version, platform, command, epo
                         {"uri": deb_purl(package, package_version, arch), "name": package,
                          "annotations": {"tool": tool}}
                         for tool, package, package_version, arch in tools
+                    ] + [
+                        {"uri": deb_purl(package, package_version, arch), "name": package,
+                         "annotations": {"role": "build root"}}
+                        for package, package_version, arch in root
                     ],
                 },
                 "metadata": {

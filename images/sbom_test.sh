@@ -54,7 +54,7 @@ grep -qxF "zlib1g-dev amd64 $zlib_version zlib" "$tmp/probe_zlib.txt" ||
 make_sbom registrar/csi-node-driver-registrar "$tmp/registrar.json" || fail "sbom.py: registrar"
 packages "$tmp/registrar.json" >"$tmp/registrar.txt"
 for expected in "libgrpc-dev amd64" "libgrpc++-dev amd64" "libprotobuf-dev amd64" \
-  "libabsl-dev amd64" "libc6-dev amd64" "libstdc++-12-dev amd64" "libgoogle-glog-dev amd64" \
+  "libabsl-dev amd64" "libc6-dev amd64" "libstdc++-14-dev amd64" "libgoogle-glog-dev amd64" \
   "libgflags-dev amd64" "libevent-dev amd64"; do
   grep -q "^$expected " "$tmp/registrar.txt" ||
     fail "the registrar's SBOM lacks $expected: $(cat "$tmp/registrar.txt")"
@@ -100,10 +100,10 @@ grep -qx "$sysroot_libc glibc" "$tmp/arm64.txt" ||
   fail "the arm64 registrar's glibc should be the sysroot's $sysroot_libc: $(cat "$tmp/arm64.txt")"
 [ "$(grep -c ' glibc$' "$tmp/arm64.txt")" -eq 1 ] ||
   fail "more than one glibc in the arm64 registrar's SBOM: $(cat "$tmp/arm64.txt")"
-# libstdc++ comes from the cross compiler's package (libstdc++-12-dev-arm64-cross, arch all),
-# listed as what it holds: arm64 libstdc++-12-dev from gcc-12, as advisories name it.
-grep -q "^libstdc++-12-dev arm64 [^ ]* gcc-12$" "$tmp/arm64.txt" ||
-  fail "the arm64 registrar's libstdc++ should be libstdc++-12-dev arm64 from gcc-12:" \
+# libstdc++ comes from the cross compiler's package (libstdc++-14-dev-arm64-cross, arch all),
+# listed as what it holds: arm64 libstdc++-14-dev from gcc-14, as advisories name it.
+grep -q "^libstdc++-14-dev arm64 [^ ]* gcc-14$" "$tmp/arm64.txt" ||
+  fail "the arm64 registrar's libstdc++ should be libstdc++-14-dev arm64 from gcc-14:" \
     "$(cat "$tmp/arm64.txt")"
 if grep -q " amd64 \| all " "$tmp/arm64.txt"; then
   fail "an amd64 or architecture-independent package in the arm64 registrar's SBOM:" \

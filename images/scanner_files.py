@@ -65,7 +65,7 @@ def status_entry(package, program):
 def debian_version():
     """/etc/debian_version: the release's major number, which Trivy needs to know the image's
     packages are Debian's (its os-release reader has no case for Debian), and which makes Syft's
-    and Trivy's purls say distro=debian-12, as the SBOM's do."""
+    and Trivy's purls say distro=debian-13 (the build's Debian release), as the SBOM's do."""
     return (_host_os_release()["VERSION_ID"] + "\n").encode()
 
 

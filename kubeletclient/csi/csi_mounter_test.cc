@@ -54,9 +54,13 @@ TEST(SetVolumeOwnershipTest, GroupAndModesAsVolumeLinuxGo) {
   ASSERT_EQ(mkdir((volume + "/sub").c_str(), 0700), 0);
   ASSERT_TRUE(::ndr::testing::WriteFile(volume + "/sub/file", "x"));
   ASSERT_EQ(chmod((volume + "/sub/file").c_str(), 0600), 0);
-  ASSERT_EQ(symlink("/etc/hostname", (volume + "/link").c_str()), 0);
+  // A link to a file outside the volume, whose owner and mode must not change.
+  const std::string outside = dir.Join("outside");
+  ASSERT_TRUE(::ndr::testing::WriteFile(outside, "x"));
+  ASSERT_EQ(chmod(outside.c_str(), 0644), 0);
+  ASSERT_EQ(symlink(outside.c_str(), (volume + "/link").c_str()), 0);
   struct stat before;
-  ASSERT_EQ(stat("/etc/hostname", &before), 0);
+  ASSERT_EQ(stat(outside.c_str(), &before), 0);
 
   ASSERT_THAT(SetVolumeOwnership(volume, 4242, /*read_only=*/false), IsOk());
   struct stat st;
@@ -69,7 +73,7 @@ TEST(SetVolumeOwnershipTest, GroupAndModesAsVolumeLinuxGo) {
   ASSERT_EQ(lstat((volume + "/link").c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, 4242u);  // the link itself (lchown)...
   struct stat after;
-  ASSERT_EQ(stat("/etc/hostname", &after), 0);
+  ASSERT_EQ(stat(outside.c_str(), &after), 0);
   EXPECT_EQ(after.st_gid, before.st_gid);  // ...never what it points to
   EXPECT_EQ(after.st_mode, before.st_mode);
 

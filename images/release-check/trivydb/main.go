@@ -7,7 +7,7 @@
 //	trivydb --cache-dir=DIR ADVISORIES.json
 //
 // writes DIR/db/trivy.db and DIR/db/metadata.json, for trivy --cache-dir=DIR --skip-db-update.
-// ADVISORIES.json: [{"release": "12", "source": "grpc", "vulnerability": "CVE-2023-33953",
+// ADVISORIES.json: [{"release": "13", "source": "grpc", "vulnerability": "CVE-2023-33953",
 // "fixed": "", "severity": "HIGH"}, ...]; "fixed" empty means not fixed in that release.
 package main
 
