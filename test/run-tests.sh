@@ -2,7 +2,8 @@
 # Runs the whole test suite, as CI does. Installs missing Debian packages first.
 #
 #   bash test/run-tests.sh          every stage: `bazel test //...` in the plain build, then under
-#                                   ASan, UBSan and TSan, then a short fuzzing run (test/fuzz.sh)
+#                                   ASan and UBSan together (one build: they combine), then TSan,
+#                                   then a short fuzzing run (test/fuzz.sh)
 #   bash test/run-tests.sh --quick  the plain build only, for a quick answer while editing
 #   bash test/run-tests.sh ARGS...  the plain stage only, with ARGS passed to `bazel test`
 #                                   (e.g. --config=asan)
@@ -62,8 +63,9 @@ else
   if [ "${1:-}" != --quick ]; then
     # The other architectures' builds (tag `cross`) are never sanitized: the plain stage has
     # built and tested them.
-    run_stage asan --config=asan "${NDR_NO_CROSS[@]}"
-    run_stage ubsan --config=ubsan "${NDR_NO_CROSS[@]}"
+    # ASan and UBSan in one build, as they combine: a cold suite compiles everything three times,
+    # not four (a fresh machine's whole run stays well inside the hour).
+    run_stage asan+ubsan --config=asan --config=ubsan "${NDR_NO_CROSS[@]}"
     run_stage tsan --config=tsan "${NDR_NO_CROSS[@]}"
     echo "==> stage fuzz: each fuzzer for ${NDR_FUZZ_SECONDS:-30} s"
     bash test/fuzz.sh "${NDR_FUZZ_SECONDS:-30}" || failed_stages+=(fuzz)
