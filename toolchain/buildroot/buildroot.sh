@@ -4,11 +4,12 @@
 # package source the host's apt uses, and the commands run inside it in a mount namespace of their
 # own: nothing is mounted on the host, and nothing but Debian packages is downloaded.
 #
-# The root is made from toolchain/buildroot/packages and is keyed by that file's content and the
-# code here that makes it: /var/cache/ndr-buildroot/KEY/root. A changed package set makes a new root; two
-# versions' builds never share one, nor their Bazel output and disk caches, which live beside it
-# in /var/cache/ndr-buildroot/KEY/home (the root's $HOME, mounted inside at the same path, so the
-# bazel-* links in a checkout resolve alike inside and out).
+# The root is made from toolchain/buildroot/packages and is keyed by the packages it names and the
+# code here that makes it: /var/cache/ndr-buildroot/KEY/root. A changed package set makes a new
+# root; two versions' builds never share one, nor their Bazel caches: the output bases are in
+# /var/cache/ndr-buildroot/KEY/home (the root's $HOME, mounted inside at the same path, so the
+# bazel-* links in a checkout resolve alike inside and out), the disk cache in the root's own
+# /root/.cache (Bazel takes ~ from the password file).
 #
 # Sourced by the scripts that build; also a command:
 #   bash toolchain/buildroot/buildroot.sh make        make the root unless it is there; print its path
