@@ -10,8 +10,9 @@ check() {  # check DESCRIPTION COMMAND...
 
 work=$(mktemp -d /tmp/ndr-buildroot-test-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/toolchain/buildroot" "$work/test"
+mkdir -p "$work/toolchain/buildroot" "$work/toolchain/hostsafe" "$work/test"
 cp "$here/buildroot.sh" "$here/packages" "$work/toolchain/buildroot/"
+cp "$here/../hostsafe/hostsafe.sh" "$work/toolchain/hostsafe/"
 cp "$here/../../test/install-deps.sh" "$work/test/"
 
 # shellcheck source=/dev/null
