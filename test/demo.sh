@@ -71,7 +71,8 @@ cleanup() {
       while read -r m; do umount "$m" 2>/dev/null || true; done
     detach_loops
   fi
-  rm -rf "$work" || echo "warning: $work could not be removed entirely (a mount left there?)" >&2
+  # Never across a mount point: one still there is named, and the directory kept.
+  ndr_remove_tree "$work" || echo "warning: $work was not removed (see above)" >&2
   bazel shutdown >/dev/null 2>&1 || true
 }
 trap cleanup EXIT

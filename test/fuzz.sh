@@ -28,6 +28,12 @@ fuzzers=(names objects handlers)
 bin=$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)
 
 work=/tmp/ndr-fuzz
+# Kept between runs, so it must be this project's: made by root, writable by no one else.
+if [ -d "$work" ] && [ ! -L "$work" ]; then
+  ndr_check_private_dir "$work" "the fuzzers' corpus directory" || exit 1
+else
+  ndr_make_private_dir "$work" "the fuzzers' corpus directory" 0755 || exit 1
+fi
 mkdir -p "$work/findings"
 found=0
 for name in "${fuzzers[@]}"; do

@@ -246,7 +246,10 @@ rn_log "kubelet: $("$RN_BIN/kubelet" --version)"
 
 # Start from a clean slate: an earlier run that was killed may have left things behind.
 rn_teardown 2>/dev/null
-rm -rf "$RN_WORK"
+# Removed never across a mount point (one left is named, and the run stops), and made anew by this
+# run: a directory someone else made first is refused, not used.
+ndr_remove_tree "$RN_WORK" || exit 1
+ndr_make_private_dir "$RN_WORK" "the real node's work directory" 0755 || exit 1
 mkdir -p "$RN_WORK/logs" "$RN_WORK/images"
 touch "$RN_WORK/ours"
 for s in "${RN_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$RN_WORK/sysctls.before"

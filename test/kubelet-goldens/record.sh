@@ -132,8 +132,10 @@ if grep -q " $scratch/" /proc/self/mountinfo; then
   echo "record.sh: something is still mounted under $scratch (a previous run?); unmount it first" >&2
   exit 1
 fi
-rm -rf "$scratch"
-mkdir -p "$scratch"
+# Made anew by this run (never one someone else made first), removed never across a mount point.
+source "$here/../../toolchain/hostsafe/hostsafe.sh"
+ndr_remove_tree "$scratch" || exit 1
+ndr_make_private_dir "$scratch" "the scratch kubelet root" 0755 || exit 1
 
 # The demo's golden directory holds the other scenarios' (<version>/<name>/): keep those.
 if [[ -d $out ]]; then

@@ -412,8 +412,8 @@ rn_teardown() {
   # Paths that did not exist before this run (only known once a run has recorded them).
   if [[ -f $RN_WORK/paths.before ]]; then
     find /var/lib/kubelet /var/log/pods /var/log/containers -depth 2>/dev/null |
-      grep -vxF -f "$RN_WORK/paths.before" | while read -r p; do rm -rf "$p"; done
+      grep -vxF -f "$RN_WORK/paths.before" | while read -r p; do rm -rf --one-file-system -- "$p"; done
   fi
   ndr_run_containerd_restore "$RN_WORK/run-containerd.before"
-  rm -rf "$RN_RUN"
+  rm -rf --one-file-system -- "$RN_RUN"
 }

@@ -671,7 +671,7 @@ d2_power_cut() {
   done
   ip link del "$RN_BRIDGE" 2>/dev/null
   rn_remove_cgroups
-  rm -rf "$RN_RUN"
+  rm -rf --one-file-system -- "$RN_RUN"
   ndr_run_containerd_restore "$RN_WORK/run-containerd.before"
 }
 
