@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -23,16 +24,82 @@
 #include "logging/logging.h"
 
 namespace ndr::registrar {
+namespace registration_server_internal {
+
+absl::StatusOr<uint64_t> KernelRandom() {
+  uint64_t value = 0;
+  // GRND_NONBLOCK: early in a node's boot the kernel's pool may not be initialised yet, and
+  // getrandom would wait for it; these names need to differ, not to be secret.
+  ssize_t n = getrandom(&value, sizeof(value), GRND_NONBLOCK);
+  if (n == static_cast<ssize_t>(sizeof(value))) return value;
+  const int err = n < 0 ? errno : EIO;
+  // Not initialised yet (EAGAIN), or no getrandom (ENOSYS: an old kernel, a seccomp profile):
+  // /dev/urandom never blocks.
+  const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    n = read(fd, &value, sizeof(value));
+    close(fd);
+    if (n == static_cast<ssize_t>(sizeof(value))) return value;
+  }
+  return absl::InternalError(absl::StrCat(
+      "getrandom: ", strerror(err),
+      "; /dev/urandom could not be read either: no name for the temporary registration socket"));
+}
+
+std::string TemporarySocketPath(const std::string& dir, uint64_t random) {
+  return absl::StrFormat("%s/.ndr-%08x.sock", dir, static_cast<uint32_t>(random));
+}
+
+absl::StatusOr<TemporarySocket> BindTemporarySocket(
+    const std::string& dir, const std::function<absl::StatusOr<uint64_t>()>& random) {
+  // A taken name is another process's (bind never replaces a file); with 32 random bits a second
+  // one taken means something other than chance is at work, and a few draws are plenty.
+  constexpr int kDraws = 4;
+  for (int draw = 0; draw < kDraws; ++draw) {
+    absl::StatusOr<uint64_t> number = random();
+    if (!number.ok()) return number.status();
+    TemporarySocket bound;
+    bound.path = TemporarySocketPath(dir, *number);
+    bound.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (bound.fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    bound.path.copy(address.sun_path, sizeof(address.sun_path) - 1);
+    if (bind(bound.fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+      const int err = errno;
+      close(bound.fd);
+      if (err == EADDRINUSE) {
+        NDR_LOG(WARNING) << "Temporary registration socket name taken; left as it is, drawing "
+                            "another"
+                         << ::ndr::logging::Kv("path", bound.path);
+        continue;
+      }
+      return absl::UnavailableError(absl::StrCat("bind ", bound.path, ": ", strerror(err),
+                                                 " (is the directory writable?)"));
+    }
+    struct stat st;
+    if (lstat(bound.path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      close(bound.fd);
+      return absl::InternalError(absl::StrCat("bind ", bound.path, ": no socket was created"));
+    }
+    bound.id = FileId{st.st_dev, st.st_ino};
+    bound.mode = st.st_mode;
+    return bound;
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "bind: ", kDraws, " random temporary registration socket names in ", dir,
+      " (.ndr-<8 hex digits>.sock) were all taken by other files; none of them was touched"));
+}
+
+}  // namespace registration_server_internal
+
 namespace {
 
 using ::ndr::logging::Kv;
-
-// A name in the same directory (rename needs one filesystem) that kubelet ignores.
-std::string PrivateBindPath(const std::string& path) {
-  static std::atomic<int> counter{0};
-  const std::string dir = path.substr(0, path.find_last_of('/'));
-  return absl::StrCat(dir, "/.ndr-", getpid(), "-", counter++, ".sock");
-}
+using registration_server_internal::BindTemporarySocket;
+using registration_server_internal::KernelRandom;
+using registration_server_internal::TemporarySocket;
+using registration_server_internal::TemporarySocketPath;
 
 absl::Status NotASocketError(const std::string& path) {
   return absl::FailedPreconditionError(absl::StrCat(
@@ -40,22 +107,10 @@ absl::Status NotASocketError(const std::string& path) {
             "registration socket can be created"));
 }
 
-// A listening unix socket at `bind_path` (non-blocking, close-on-exec), or why not.
-absl::StatusOr<int> Listen(const std::string& bind_path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  bind_path.copy(address.sun_path, sizeof(address.sun_path) - 1);
-  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(fd, SOMAXCONN) != 0) {
-    const int err = errno;
-    close(fd);
-    unlink(bind_path.c_str());
-    return absl::UnavailableError(absl::StrCat("listen ", bind_path, ": ", strerror(err),
-                                               " (is the directory writable?)"));
-  }
-  return fd;
+// Removes this process's temporary socket after a failure, unless something else is at its name
+// by now.
+void RemoveTemporary(const TemporarySocket& bound) {
+  if (Inspect(bound.path, bound.id) == PathState::kOurs) unlink(bound.path.c_str());
 }
 
 }  // namespace
@@ -74,39 +129,43 @@ absl::StatusOr<std::unique_ptr<RegistrationServer>> RegistrationServer::Start(
     const std::string& path, const RegistrationInfo& info, NotifyCallback notify,
     int max_pollers, absl::Duration idle_stop) {
   if (Inspect(path, std::nullopt) == PathState::kNotASocket) return NotASocketError(path);
-  const std::string bind_path = PrivateBindPath(path);
-  if (absl::Status s = CheckSocketPathLength(bind_path, "temporary registration socket"); !s.ok()) {
+  // A name in the same directory: rename needs one filesystem.
+  const std::string dir = path.substr(0, path.find_last_of('/'));
+  // Every temporary name is as long as this one.
+  if (absl::Status s = CheckSocketPathLength(TemporarySocketPath(dir, 0),
+                                             "temporary registration socket");
+      !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(s.message(), " (shorten --plugin-registration-path)"));
   }
   std::unique_ptr<RegistrationServer> server(
       new RegistrationServer(path, info, std::move(notify), max_pollers, idle_stop));
-  absl::StatusOr<int> listening = Listen(bind_path);
-  if (!listening.ok()) return listening.status();
-  server->listen_fd_ = *listening;  // closed by the destructor from here on
-  struct stat st;
-  if (lstat(bind_path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
-    return absl::InternalError(absl::StrCat("listen ", bind_path, ": no socket was created"));
-  }
-  if ((st.st_mode & 077) != 0) {
+  absl::StatusOr<TemporarySocket> bound = BindTemporarySocket(dir, KernelRandom);
+  if (!bound.ok()) return bound.status();
+  server->listen_fd_ = bound->fd;  // closed by the destructor from here on
+  // Every failure from here on removes the temporary socket: this process bound it.
+  const auto fail = [&bound](absl::Status status) {
+    RemoveTemporary(*bound);
+    return status;
+  };
+  if ((bound->mode & 077) != 0) {
     // Cannot happen with umask 077; refuse rather than expose the socket.
-    unlink(bind_path.c_str());
-    return absl::InternalError(absl::StrCat("socket ", bind_path, " was created with mode ",
-                                            absl::StrFormat("%04o", st.st_mode & 07777),
-                                            "; refusing to expose it to group or others"));
+    return fail(absl::InternalError(absl::StrCat(
+        "socket ", bound->path, " was created with mode ",
+        absl::StrFormat("%04o", bound->mode & 07777),
+        "; refusing to expose it to group or others")));
+  }
+  if (listen(bound->fd, SOMAXCONN) != 0) {
+    return fail(absl::UnavailableError(
+        absl::StrCat("listen ", bound->path, ": ", strerror(errno))));
   }
   // Re-check right before the rename: a regular file that appeared meanwhile stays untouched.
-  if (Inspect(path, std::nullopt) == PathState::kNotASocket) {
-    unlink(bind_path.c_str());
-    return NotASocketError(path);
+  if (Inspect(path, std::nullopt) == PathState::kNotASocket) return fail(NotASocketError(path));
+  if (rename(bound->path.c_str(), path.c_str()) != 0) {
+    return fail(absl::InternalError(
+        absl::StrCat("rename ", bound->path, " to ", path, ": ", strerror(errno))));
   }
-  if (rename(bind_path.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(bind_path.c_str());
-    return absl::InternalError(absl::StrCat("rename ", bind_path, " to ", path, ": ",
-                                            strerror(err)));
-  }
-  server->id_ = FileId{st.st_dev, st.st_ino};
+  server->id_ = bound->id;
   server->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (server->stop_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
   // Kubelet connects as soon as the socket appears: gRPC is ready for it, as it was before gRPC

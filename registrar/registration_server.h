@@ -10,10 +10,26 @@
 // kubelet calls again. On the wire nothing changes: the same HTTP/2 gRPC on the same socket, to a
 // client that connects at any time.
 //
-// The socket is bound under a private dot-file name in the same directory (kubelet ignores
+// The socket is bound under a temporary dot-file name in the same directory (kubelet ignores
 // dot-files) and then renamed over the real path, so replacing a stale socket is atomic. It is
 // created with the process umask, which the registrar sets to 077 before anything else, so it is
 // never accessible to group or others.
+//
+// The temporary name is .ndr-<8 hex digits>.sock, 32 bits from the kernel's random numbers:
+// a name no other process draws, where the process ID would not do, as every registrar in a
+// container is PID 1 and several start together in one directory (a node's boot, several CSI
+// drivers). bind never replaces a file, so a name found taken is another process's: it is never
+// removed, another name is drawn. The name is no longer than the process-ID one of a PID in the
+// millions, so a registration directory whose path fitted before still fits.
+// The temporary socket is removed only by the process that bound it, when it fails after the bind
+// (listen, mode, rename). The Go registrar (v2.17.0, nodeRegister) has no temporary name: it
+// removes whatever is at the real path and listens there.
+//
+// A temporary socket left by a registrar killed between its bind and its rename stays where it
+// is: a dot-file kubelet ignores, at a name nobody draws again. Nothing tells it apart for sure
+// from the socket of a registrar that bound a moment ago and does not listen yet (both refuse
+// connections; an age is a guess), and removing that one would bring back the very failure this
+// naming prevents; a file left by a rare kill costs nothing.
 //
 // Stopping the server does not remove the real path; the owner calls RemoveIfOurs.
 // Thread-compatible: Start and the destructor run on the registrar's main thread; connections are
@@ -21,7 +37,11 @@
 #ifndef NDR_REGISTRAR_REGISTRATION_SERVER_H_
 #define NDR_REGISTRAR_REGISTRATION_SERVER_H_
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -90,6 +110,29 @@ class RegistrationServer {
   std::vector<int> open_;
 };
 
+// For RegistrationServer::Start and its tests.
+namespace registration_server_internal {
+
+// 64 random bits from the kernel: getrandom(2), which never blocks here, or /dev/urandom.
+absl::StatusOr<uint64_t> KernelRandom();
+
+// <dir>/.ndr-<the low 32 bits of random, as 8 hex digits>.sock
+std::string TemporarySocketPath(const std::string& dir, uint64_t random);
+
+// A unix socket bound (not listening yet) at a temporary name in `dir` of this process's own.
+struct TemporarySocket {
+  int fd = -1;  // non-blocking, close-on-exec; the caller's to close
+  std::string path;
+  FileId id;
+  mode_t mode = 0;  // as created
+};
+
+// Binds a socket at TemporarySocketPath(dir, random()), drawing a new name, a few times at most,
+// while the name is taken; what is at a taken name is left untouched.
+absl::StatusOr<TemporarySocket> BindTemporarySocket(
+    const std::string& dir, const std::function<absl::StatusOr<uint64_t>()>& random);
+
+}  // namespace registration_server_internal
 }  // namespace ndr::registrar
 
 #endif  // NDR_REGISTRAR_REGISTRATION_SERVER_H_

@@ -1,14 +1,17 @@
 #include "registrar/registration_server.h"
 
 #include <dirent.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <map>
 #include <mutex>
-
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -23,6 +26,28 @@ using ::ndr::testing::DirEntries;
 using ::ndr::testing::IsOk;
 using ::ndr::testing::StatusIs;
 using ::ndr::testing::TempDir;
+using registration_server_internal::BindTemporarySocket;
+using registration_server_internal::KernelRandom;
+using registration_server_internal::TemporarySocketPath;
+
+// A unix socket bound at `path` and never listening, as one whose registrar was killed between
+// its bind and its listen, or one that is just about to listen; -1 if it cannot be made.
+int BoundSocket(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+ino_t Inode(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
 
 class RegistrationServerTest : public ::testing::Test {
  protected:
@@ -209,6 +234,110 @@ TEST_F(RegistrationServerTest, RefusesToExposeTheSocketUnderALaxUmask) {
   EXPECT_THAT(Start(), StatusIs(absl::StatusCode::kInternal, "refusing to expose"));
   EXPECT_EQ(Inspect(path_, std::nullopt), PathState::kMissing);
   EXPECT_THAT(DirEntries(dir_.path()), ::testing::IsEmpty());
+}
+
+// Temporary sockets of other registrars (killed before their rename, or starting beside this
+// one) under the names registrars used to draw from the process ID and a count, this process's
+// own included: each is left as it is, and the socket is served. Regular files and sockets bound
+// without listening, open or closed.
+TEST_F(RegistrationServerTest, OthersTemporarySocketsAreLeftAlone) {
+  std::map<std::string, ino_t> others;
+  std::vector<int> open_sockets;
+  std::vector<std::string> names;
+  for (int n = 0; n < 64; ++n) names.push_back(absl::StrCat(".ndr-", getpid(), "-", n, ".sock"));
+  for (int n = 0; n < 4; ++n) names.push_back(absl::StrCat(".ndr-1-", n, ".sock"));
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string path = dir_.Join(names[i]);
+    if (i % 3 == 0) {
+      ASSERT_TRUE(::ndr::testing::WriteFile(path, "someone else's"));
+    } else {
+      const int fd = BoundSocket(path);
+      ASSERT_GE(fd, 0) << path;
+      if (i % 3 == 1) {
+        open_sockets.push_back(fd);
+      } else {
+        close(fd);  // left by a registrar that was killed
+      }
+    }
+    others[names[i]] = Inode(path);
+  }
+
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(pluginregistration::Registration::NewStub(Channel())
+                  ->GetInfo(Context().get(), {}, &info)
+                  .ok());
+  EXPECT_EQ(info.name(), "d.example.com");
+  for (const auto& [name, inode] : others) EXPECT_EQ(Inode(dir_.Join(name)), inode) << name;
+  std::vector<std::string> expected = names;
+  expected.push_back("d.example.com-reg.sock");
+  EXPECT_THAT(DirEntries(dir_.path()), ::testing::UnorderedElementsAreArray(expected));
+  std::string contents;
+  ASSERT_TRUE(::ndr::testing::ReadFile(dir_.Join(names[0]), &contents));
+  EXPECT_EQ(contents, "someone else's");
+  for (int fd : open_sockets) close(fd);
+}
+
+TEST(TemporarySocketTest, NamesAreRandomAndRecognisable) {
+  EXPECT_EQ(TemporarySocketPath("/r", 0x1234abcULL), "/r/.ndr-01234abc.sock");
+  EXPECT_EQ(TemporarySocketPath("/r", ~0ULL), "/r/.ndr-ffffffff.sock");
+  absl::StatusOr<uint64_t> a = KernelRandom();
+  absl::StatusOr<uint64_t> b = KernelRandom();
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
+  EXPECT_NE(*a, *b);  // one chance in 2^64 of a false failure
+}
+
+// A name found taken, by a file or a socket, is another process's: it stays as it is, and the
+// next name is drawn.
+TEST(TemporarySocketTest, ATakenNameIsLeftAloneAndAnotherDrawn) {
+  TempDir dir("tmpsock");
+  ASSERT_TRUE(::ndr::testing::WriteFile(TemporarySocketPath(dir.path(), 7), "someone else's"));
+  const int other = BoundSocket(TemporarySocketPath(dir.path(), 8));
+  ASSERT_GE(other, 0);
+  const ino_t file = Inode(TemporarySocketPath(dir.path(), 7));
+  const ino_t other_socket = Inode(TemporarySocketPath(dir.path(), 8));
+  std::vector<uint64_t> draws = {7, 8, 9};
+  size_t drawn = 0;
+  auto bound = BindTemporarySocket(dir.path(),
+                                   [&]() -> absl::StatusOr<uint64_t> { return draws[drawn++]; });
+  ASSERT_THAT(bound, IsOk());
+  EXPECT_EQ(drawn, 3u);
+  EXPECT_EQ(bound->path, TemporarySocketPath(dir.path(), 9));
+  EXPECT_EQ(bound->id.ino, Inode(bound->path));
+  EXPECT_EQ(Inode(TemporarySocketPath(dir.path(), 7)), file);
+  EXPECT_EQ(Inode(TemporarySocketPath(dir.path(), 8)), other_socket);
+  close(bound->fd);
+  close(other);
+}
+
+TEST(TemporarySocketTest, EveryNameTakenIsAnErrorAndNothingIsRemoved) {
+  TempDir dir("tmpsock");
+  const std::string taken = TemporarySocketPath(dir.path(), 7);
+  ASSERT_TRUE(::ndr::testing::WriteFile(taken, "someone else's"));
+  int drawn = 0;
+  EXPECT_THAT(BindTemporarySocket(dir.path(),
+                                  [&]() -> absl::StatusOr<uint64_t> {
+                                    ++drawn;
+                                    return 7;
+                                  }),
+              StatusIs(absl::StatusCode::kUnavailable, "were all taken"));
+  EXPECT_EQ(drawn, 4);
+  EXPECT_THAT(DirEntries(dir.path()), ::testing::ElementsAre(".ndr-00000007.sock"));
+  std::string contents;
+  ASSERT_TRUE(::ndr::testing::ReadFile(taken, &contents));
+  EXPECT_EQ(contents, "someone else's");
+}
+
+TEST(TemporarySocketTest, NoRandomNumberIsAnError) {
+  TempDir dir("tmpsock");
+  EXPECT_THAT(BindTemporarySocket(dir.path(),
+                                  []() -> absl::StatusOr<uint64_t> {
+                                    return absl::InternalError("getrandom: no");
+                                  }),
+              StatusIs(absl::StatusCode::kInternal, "getrandom: no"));
+  EXPECT_THAT(DirEntries(dir.path()), ::testing::IsEmpty());
 }
 
 }  // namespace
