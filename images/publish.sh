@@ -53,6 +53,18 @@ fail() {
   echo "publish.sh: $*" >&2
   exit 1
 }
+# The release's directory, and every directory above it, can be changed by no one but root and
+# whoever runs this (hostsafe.sh), and nothing in it is a symbolic link: what is checked here is
+# what is pushed and signed, and what is written here (cosign.pub, SHA256SUMS.sig) lands in it.
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../toolchain/hostsafe/hostsafe.sh
+source "$top/toolchain/hostsafe/hostsafe.sh"
+ndr_check_private_dir "$release" "the release directory" ||
+  fail "publish from a directory only root (or you) can change, as images/release.sh makes OUT_DIR"
+release=$(cd "$release" && pwd -P)
+links=$(find "$release" -mindepth 1 -maxdepth 1 -type l -printf '%f ')
+[ -z "$links" ] || fail "$release holds symbolic links ($links); a release directory holds the" \
+  "files release.sh wrote, not links: remove them, or publish from a new images/release.sh OUT_DIR"
 [ -f "$release/SHA256SUMS" ] && [ -f "$release/digests.txt" ] ||
   fail "$release is not a release directory (no SHA256SUMS or digests.txt; make one with images/release.sh)"
 (cd "$release" && sha256sum --quiet -c SHA256SUMS) ||
@@ -64,10 +76,11 @@ command -v "$cosign" >/dev/null || fail "cosign is missing: go install github.co
 export COSIGN_YES=true
 tlog_flags=()
 $tlog || tlog_flags=(--tlog-upload=false)
-# The key's public half, beside the release's files; a cosign.pub already there must be this key's.
 # Scratch files (cosign's messages, the provenance predicates), removed however the script ends.
 scratch=$(mktemp -d /tmp/ndr-publish-XXXXXX)
-trap 'rm -rf "$scratch"' EXIT
+signature= public_key=
+trap 'rm -rf "$scratch"; rm -f ${signature:+"$signature"} ${public_key:+"$public_key"}' EXIT
+# The key's public half, beside the release's files; a cosign.pub already there must be this key's.
 public=$("$cosign" public-key --key "$key" 2>"$scratch/public-key.err") ||
   fail "cosign public-key --key $key: $(cat "$scratch/public-key.err")"
 if [ -f "$release/cosign.pub" ] && [ "$(cat "$release/cosign.pub")" != "$public" ]; then
@@ -123,7 +136,15 @@ for program in $(cut -d' ' -f1 <<<"$images" | sort -u); do
     --predicate "$release/$program.openvex.json" "$repository/$program@$digest" >/dev/null
   echo "    $digest: pushed, signed (index and images), SBOM and provenance per platform, VEX attested"
 done
-"$cosign" sign-blob --key "$key" "${tlog_flags[@]}" --output-signature "$release/SHA256SUMS.sig" \
+# What is written into the release's directory goes to a new file there first (mktemp), renamed
+# into place when complete: never through whatever else is at that name.
+signature=$(mktemp "$release/.SHA256SUMS.sig.XXXXXX")
+public_key=$(mktemp "$release/.cosign.pub.XXXXXX")
+"$cosign" sign-blob --key "$key" "${tlog_flags[@]}" --output-signature "$signature" \
   "$release/SHA256SUMS" >/dev/null
-printf '%s\n' "$public" >"$release/cosign.pub"
+printf '%s\n' "$public" >"$public_key"
+chmod 0644 "$signature" "$public_key"
+mv -T -- "$signature" "$release/SHA256SUMS.sig"
+mv -T -- "$public_key" "$release/cosign.pub"
+signature= public_key=
 echo "==> $release/cosign.pub: the public key to verify it all with; SHA256SUMS signed (SHA256SUMS.sig)"

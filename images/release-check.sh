@@ -76,8 +76,9 @@ source test/util/run-containerd.sh
 ndr_install_host_deps python3 python3-yaml skopeo containerd runc || exit 2
 
 work=$(mktemp -d /tmp/ndr-rc-XXXXXX)
+run=  # containerd's state and sockets (section 8), a directory of its own too
 log=$work/log
-mkdir -p "$log"
+mkdir "$log"
 rows=()
 failed=0
 row() {  # check, outcome, seconds, detail
@@ -91,16 +92,24 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
   if ! $keep; then
-    for mount in $(awk -v w="$work" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
-      umount -l "$mount" 2>/dev/null
-    done
-    rm -rf "$work"
+    # Whatever is still mounted beneath them is unmounted first; nothing across a mount is removed.
+    ndr_remove_tree "$work"
+    [ -z "$run" ] || ndr_remove_tree "$run"
   fi
 }
 trap cleanup EXIT
 
 # --- the tools, built once from the Go module proxy ---------------------------------------------
-mkdir -p "$tools/bin"
+# They run as root: their directory, and every one above it, can be changed by no one but root
+# (hostsafe.sh). One release check builds them at a time.
+for dir in "$tools" "$tools/bin"; do
+  if [ -d "$dir" ] && [ ! -L "$dir" ]; then
+    ndr_check_private_dir "$dir" "the tools' directory (--tools-dir)"
+  else
+    ndr_make_private_dir "$dir" "the tools' directory (--tools-dir)" 0755
+  fi || exit 2
+done
+ndr_lock tools_lock "$tools/lock" exclusive "the release check's tools" || exit 2
 build_tool() {  # name, package, version, [env...]
   local name=$1 package=$2 module_version=$3
   shift 3
@@ -109,7 +118,7 @@ build_tool() {  # name, package, version, [env...]
     return 0
   fi
   echo "==> building $name $module_version from the Go module proxy (once; kept in $tools)" >&2
-  (cd /tmp && env GOBIN="$tools/bin" GOFLAGS=-buildvcs=false "$@" go install "$package@$module_version") \
+  (cd "$work" && env GOBIN="$tools/bin" GOFLAGS=-buildvcs=false "$@" go install "$package@$module_version") \
     >"$log/build-$name.log" 2>&1
 }
 started=$(now)
@@ -121,6 +130,7 @@ build_tool syft github.com/anchore/syft/cmd/syft v1.57.1 || tool_errors+=(syft)
 build_tool trivy github.com/aquasecurity/trivy/cmd/trivy v0.74.0 GOEXPERIMENT=jsonv2 || tool_errors+=(trivy)
 (cd images/release-check/trivydb && go build -o "$tools/bin/trivydb" .) >"$log/build-trivydb.log" 2>&1 ||
   tool_errors+=(trivydb)
+ndr_unlock "$tools_lock"
 if [ ${#tool_errors[@]} -gt 0 ]; then
   for t in "${tool_errors[@]}"; do
     echo "release-check.sh: building $t failed; its log:" >&2
@@ -458,8 +468,8 @@ fi
 
 # --- 8. containerd, as a node ---------------------------------------------------------------------
 started=$(now)
-run=/tmp/ndr-rc-run-$$
-mkdir -p "$run" "$work/containerd"
+run=$(mktemp -d /tmp/ndr-rc-run-XXXXXX)
+mkdir "$work/containerd"
 ndr_run_containerd_note "$work/run-containerd.before"
 cat >"$work/containerd/config.toml" <<EOF
 version = 2
@@ -493,7 +503,7 @@ else
     [[ "$got" == "$program $version"$'\n'"commit: $commit"$'\n'* ]] ||
       node_problems+=("$program --version in its container said: $got")
   done
-  mkdir -p "$run/csi" "$run/registration"
+  mkdir "$run/csi" "$run/registration"
   "${ctr_run[@]}" -d --mount "type=bind,src=$run/csi,dst=/csi,options=rbind:rw" \
     "$registry/ndr/sample-csi-driver:$tag" rc-driver /sample-csi-driver \
     --endpoint=unix:///csi/csi.sock --nodeid=release-check >"$log/run-driver.log" 2>&1 ||
@@ -537,7 +547,11 @@ done
 ndr_run_containerd_note "$work/run-containerd.after"
 diff "$work/run-containerd.before" "$work/run-containerd.after" >/dev/null ||
   node_problems+=("left behind under /run/containerd: $(comm -13 "$work/run-containerd.before" "$work/run-containerd.after" | tr '\n' ' ')")
-rm -rf "$run"
+if ndr_remove_tree "$run"; then
+  run=
+else
+  node_problems+=("$run could not be removed (above)")
+fi
 if [ ${#node_problems[@]} -eq 0 ]; then
   row "containerd pulls and runs them as a node would" PASS $(($(now) - started)) \
     "the host's platform of $(echo $programs | sed 's/ /, /g') pulled from each index; each --version names $version and ${commit:0:12}; driver and registrar containers register through the shared socket (kubeletclient probe from the judge's image, as kubelet); SIGTERM removes the socket"

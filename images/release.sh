@@ -34,7 +34,8 @@
 #
 # Refused, saying what to do: a VERSION that is not semver, a version neither tagged nor recorded,
 # a commit whose VERSION file names another version, no source URI or an example one, uncommitted
-# changes here, an OUT_DIR that is not empty, a linked Debian package older than the newest in
+# changes here, an OUT_DIR that is not empty, or that (or a directory above it) someone other than
+# root and whoever runs this could change, a linked Debian package older than the newest in
 # apt's lists (unless upgraded, above), and Debian source versions linked that no VEX statement has
 # been reviewed for. Needs root (or sudo) to install what the build needs, as the README's commands
 # do; downloads nothing but Debian packages.
@@ -62,11 +63,24 @@ number='(0|[1-9][0-9]*)'
     "(1.0.0, 1.1.0-rc.1), without 'v' or build metadata"
 source_uri=$(python3 "$top/images/source_uri.py" "$source_uri" 2>&1) ||
   refuse "${source_uri#source_uri: } (--source-uri=URI or NDR_SOURCE_URI)"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-[ -z "$(ls -A "$out")" ] || refuse "$out is not empty; give a new or empty directory (nothing in it is replaced)"
-# Built in the Debian 13 build root (toolchain/buildroot/buildroot.sh) unless this is Debian 13.
+# OUT_DIR is made new, or is an empty directory, and it and every directory above it can be
+# changed by no one but root and whoever runs this (hostsafe.sh): no one else can put a file or a
+# link in it, or swap what the build wrote before it is summed and signed. Checked before anything
+# is built, on the host and again in the build root.
 source "$top/toolchain/buildroot/buildroot.sh"
+if [ -n "${NDR_BUILDROOT:-}" ] && [ -n "${NDR_RELEASE_USER:-}" ] && [ "$NDR_RELEASE_USER" != 0 ] &&
+    [ ! -L "$out" ] && [ "$(stat -c %u -- "$out" 2>/dev/null)" = "$NDR_RELEASE_USER" ]; then
+  # In the build root, as root, for the user NDR_RELEASE_USER who ran this on the host, where
+  # OUT_DIR was made or checked as theirs (below); here it is checked as theirs.
+  ndr_check_private_dir "$out" "the release's OUT_DIR" "$NDR_RELEASE_USER" || exit 1
+  [ -z "$(ls -A -- "$out")" ] || refuse "OUT_DIR $out is not empty; name a new or empty directory"
+else
+  ndr_make_private_dir "$out" "the release's OUT_DIR" 0755 || exit 1
+fi
+out=$(cd "$out" && pwd -P)
+# Built in the Debian 13 build root (toolchain/buildroot/buildroot.sh) unless this is Debian 13;
+# there as root (through sudo) for the user who ran this, whose OUT_DIR it is.
+[ -n "${NDR_BUILDROOT:-}" ] || export NDR_RELEASE_USER="$(id -u)"
 ndr_buildroot_reexec --bind="$out" "$0" "$@"
 
 cd "$top"

@@ -229,6 +229,7 @@ ndr_buildroot_run() {
   # The mounts are made by a shell in the new namespace: every argument reaches it as $@. The old
   # root goes to a directory of this run's own (mktemp), which no other run can remove.
   unshare --mount --propagation private -- /bin/sh -eu -c '
+    PATH=/usr/sbin:/usr/bin:/sbin:/bin  # mount, pivot_root, whatever the caller had
     root=$1 home=$2 top=$3 cwd=$4 nbinds=$5
     shift 5
     mount --bind "$root" "$root"

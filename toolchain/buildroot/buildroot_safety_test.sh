@@ -176,7 +176,8 @@ runs_at_once() {
     return 1
   echo "key test" >"$root/etc/ndr-buildroot"
   for i in $(seq 1 12); do
-    bash "$buildroot" run /bin/sh -c 'test -e /etc/ndr-buildroot' >"$work/run$i.log" 2>&1 &
+    # From $work: the host's /tmp is in the root, wherever the test itself runs.
+    (cd "$work" && bash "$buildroot" run /bin/sh -c 'test -e /etc/ndr-buildroot') >"$work/run$i.log" 2>&1 &
     pids+=($!)
   done
   for i in "${!pids[@]}"; do

@@ -12,7 +12,16 @@
 #   DEBIAN_ARCH: arm64, armhf, ppc64el or s390x; SYSROOT: default /var/cache/ndr-DEBIAN_ARCH-sysroot
 # Prints the sysroot's path. Does nothing when the sysroot already holds these versions; with
 # --check, only says (exit 0) whether it does.
+#
+# One make of a sysroot at a time: it holds SYSROOT.lock exclusively (a second make waits, then
+# finds the sysroot made). The sysroot is made in a new directory beside it (SYSROOT.new.*), with
+# the list of versions (.ndr-packages) written last, and renamed into place only when complete, so
+# a sysroot that has that list is whole; what a killed make left (SYSROOT.new.*, SYSROOT.apt.*) is
+# removed by the next, never across a mount point. apt's download methods run as its own user,
+# _apt, as apt runs them everywhere else.
 set -euo pipefail
+# shellcheck source=../hostsafe/hostsafe.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../hostsafe/hostsafe.sh"
 
 check=false
 if [ "${1:-}" = --check ]; then
@@ -63,13 +72,36 @@ if $check; then
   exit 1
 fi
 
-state="$sysroot.apt"
-rm -rf "$sysroot" "$state"
-mkdir -p "$state/lists/partial" "$state/archives/partial" "$state/debs"
+if [ ! -d "$(dirname "$sysroot")" ]; then
+  echo "make-sysroot: $(dirname "$sysroot"), which is to hold $sysroot, is not a directory; make" \
+    "it first, or name another SYSROOT" >&2
+  exit 1
+fi
+ndr_lock lock "$sysroot.lock" exclusive "the $arch sysroot $sysroot"
+# Another make may have finished while this one waited.
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${installed[*]}" ]; then
+  echo "$sysroot"
+  exit 0
+fi
+for old in "$sysroot".new.* "$sysroot".apt.* "$sysroot.apt"; do
+  ndr_remove_tree "$old"
+done
+# The new sysroot and apt's state (its package lists and the downloads), each this run's own;
+# removed when it fails (the next run removes them after a SIGKILL).
+new= state=
+trap '[ -z "$new" ] || ndr_remove_tree "$new"; [ -z "$state" ] || ndr_remove_tree "$state"' EXIT
+new=$(mktemp -d "$sysroot.new.XXXXXX")
+state=$(mktemp -d "$sysroot.apt.XXXXXX")
+chmod 0755 "$new" "$state"
+mkdir "$state/lists" "$state/lists/partial" "$state/archives" "$state/archives/partial" \
+  "$state/debs"
+# apt's download methods run as _apt, which must be able to write where they download to.
+if [ "$(id -u)" -eq 0 ] && id -u _apt >/dev/null 2>&1; then
+  chown _apt "$state/lists/partial" "$state/archives/partial" "$state/debs"
+fi
 apt_opts=(
   -o APT::Architecture="$arch" -o APT::Architectures::="$arch"
-  -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state" -o Dir::State::status=/dev/null
-  -o Debug::NoLocking=1 -o APT::Sandbox::User=root -qq
+  -o Dir::State::Lists="$state/lists" -o Dir::Cache="$state" -o Dir::State::status=/dev/null -qq
 )
 echo "make-sysroot: reading Debian's $arch package lists" >&2
 # An index that fails to download (a mirror caught mid-sync, say) is not fatal here: apt keeps
@@ -133,23 +165,32 @@ if [ ${#unserved[@]} -gt 0 ]; then
     "/etc/apt/sources.list of the build root, from the host's when the root was made.)" >&2
   exit 1
 fi
-mkdir -p "$sysroot"
+# What was downloaded is root's from here on: no _apt process changes it while it is unpacked.
+if [ "$(id -u)" -eq 0 ]; then
+  chown -R 0:0 "$state/debs"
+  chmod 0755 "$state/debs"
+fi
 # .ndr-files: which package each unpacked file came from (path, package, architecture, version,
 # source package, source version; tab-separated), for the images' SBOMs (images/sbom.py): these
 # packages are unpacked, not installed, so dpkg does not know them.
 for deb in "$state/debs"/*.deb; do
-  dpkg-deb -x "$deb" "$sysroot"
+  dpkg-deb -x "$deb" "$new"
   package=$(dpkg-deb -W --showformat='${Package}\t${Architecture}\t${Version}\t${source:Package}\t${source:Version}' "$deb")
   dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -n 's|^\.\(/.*[^/]\)$|\1|p' |
-    awk -v package="$package" '{print $0 "\t" package}' >>"$sysroot/.ndr-files"
+    awk -v package="$package" '{print $0 "\t" package}' >>"$new/.ndr-files"
 done
 # Absolute symlinks inside the packages (libfoo.so -> /usr/lib/...) would point into the host.
-find "$sysroot" -type l -lname '/*' -delete
+find "$new" -type l -lname '/*' -delete
 # So would the absolute paths in glibc's linker scripts (libm.a is one: GROUP ( /usr/lib/<triple>/
 # libm-2.41.a ... )), which the cross linker, run without --sysroot, reads as they are: they are
-# made to name the sysroot's files.
-grep -rlZ --include='*.a' --include='*.so' '^/\* GNU ld script' "$sysroot/usr/lib" 2>/dev/null |
+# made to name the sysroot's files (at the path it is renamed to).
+grep -rlZ --include='*.a' --include='*.so' '^/\* GNU ld script' "$new/usr/lib" 2>/dev/null |
   xargs -0 -r sed -i -E "s#([ (])/(usr/)?lib/#\1$sysroot/\2lib/#g"
-rm -rf "$state"
-echo "${installed[*]}" > "$stamp"
+ndr_remove_tree "$state"
+state=
+# The list of versions last, then the complete sysroot in the old one's place.
+echo "${installed[*]}" >"$new/.ndr-packages"
+ndr_remove_tree "$sysroot"
+mv -T -- "$new" "$sysroot"
+new=
 echo "$sysroot"

@@ -28,13 +28,14 @@ ndr_lock() {
   if ! flock -n "$flag_" "$fd_"; then
     if [ "${NDR_LOCK_NOWAIT:-0}" = 1 ]; then
       echo "error: $what_ is in use ($file_); held by:" >&2
-      ndr_lock_holders "$file_" | sed 's/^/    /' >&2
+      { ndr_lock_holders "$file_" | sed 's/^/    /' >&2; } {fd_}<&-
       echo "Wait for that run to end, or stop it, and try again." >&2
       exec {fd_}<&-
       return 1
     fi
     echo "==> waiting for $what_ ($file_), held by:" >&2
-    ndr_lock_holders "$file_" | sed 's/^/    /' >&2
+    # (Not through the descriptor: the listing would name itself.)
+    { ndr_lock_holders "$file_" | sed 's/^/    /' >&2; } {fd_}<&-
     flock "$flag_" "$fd_" || { exec {fd_}<&-; return 1; }
   fi
   printf -v "$var_" '%s' "$fd_"
@@ -105,10 +106,11 @@ ndr_remove_tree() {
 # user running this (owned by one of them, not writable by group or others; a sticky directory
 # owned by root, such as /tmp, may be writable by all, as then only its entry's owner can replace
 # that entry). Otherwise names the directory at fault and the fix. Symbolic links are resolved
-# first: a link is as safe as the directory that holds it, which is checked too.
-#   ndr_check_private_dir DIR "what DIR is for"
+# first: a link is as safe as the directory that holds it, which is checked too. UID, if given,
+# is trusted as well (the user a script runs for, through sudo).
+#   ndr_check_private_dir DIR "what DIR is for" [UID]
 ndr_check_private_dir() {
-  local dir=$1 what=$2 real path="" part owner mode me
+  local dir=$1 what=$2 also=${3:-0} real path="" part owner mode me
   me=$(id -u)
   real=$(cd "$dir" 2>/dev/null && pwd -P) || {
     echo "error: $what $dir is not a directory that can be entered" >&2
@@ -120,7 +122,7 @@ ndr_check_private_dir() {
     path=${path%/}/$part
     read -r owner mode < <(stat -c '%u %a' "$path") || return 1
     mode=$((8#$mode))
-    if [ "$owner" != 0 ] && [ "$owner" != "$me" ]; then
+    if [ "$owner" != 0 ] && [ "$owner" != "$me" ] && [ "$owner" != "$also" ]; then
       echo "error: $what $dir is not safe: $path belongs to user $owner, who could replace what" \
         "is in it; use a directory that root owns (or let the script make its own)" >&2
       return 1
