@@ -1,6 +1,13 @@
 #include "kubeletclient/cli/sanity.h"
 
+#include <ftw.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <fstream>
@@ -22,6 +29,7 @@
 #include "kubeletclient/sanity/root_dir.h"
 #include "kubeletclient/sanity/sandbox.h"
 #include "kubeletclient/sanity/sanity.h"
+#include "kubeletclient/util/beneath.h"
 #include "kubeletclient/util/running_kubelets.h"
 #include "version/version.h"
 
@@ -102,14 +110,13 @@ absl::StatusOr<SanityOptions> SanityOptionsFromFlags(const PublishCommand& publi
     }
     options.controller_address = *path;
   }
-  if (gflags::GetCommandLineFlagInfoOrDie("root_dir").is_default) {
-    return absl::InvalidArgumentError(
-        "sanity: --root-dir is required: a directory of its own, not kubelet's (the made-up "
-        "pods it publishes would be kubelet's orphans)");
-  }
-  // Given explicitly, kubelet's directory is refused too while a kubelet uses it.
-  if (absl::Status s = NotAKubeletsRootDir(publish.node.root_dir); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("sanity: ", s.message()));
+  // Without --root-dir the judge makes a directory of its own (Run), never kubelet's default: the
+  // made-up pods it publishes would be kubelet's orphans. Given explicitly, kubelet's directory is
+  // refused while a kubelet uses it.
+  if (!gflags::GetCommandLineFlagInfoOrDie("root_dir").is_default) {
+    if (absl::Status s = NotAKubeletsRootDir(publish.node.root_dir); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("sanity: ", s.message()));
+    }
   }
   // None: volumes the driver's Controller service creates (an error if it cannot).
   for (absl::string_view item : absl::StrSplit(FLAGS_volume_handle, ',', absl::SkipWhitespace())) {
@@ -191,6 +198,13 @@ absl::StatusOr<SanityOptions> SanityOptionsFromFlags(const PublishCommand& publi
 // directory of its own below --root-dir ("kubelet-1.29"), so that what one left cannot stand in
 // another's way, and a line per release sums it up.
 int Judge(SanityOptions options, const std::vector<KubeletRelease>& releases) {
+  // A root directory only this user (and root, above it) may change, locked for the whole run
+  // (and by the sandbox's cleaner until it has cleaned up): no other judge works there meanwhile.
+  absl::StatusOr<UniqueFd> root_fd = sanity::OpenJudgesRootDir(options.node.root_dir, geteuid());
+  if (!root_fd.ok()) return Fail(absl::StrCat("sanity: ", root_fd.status().message()));
+  if (absl::Status s = sanity::LockRootDir(root_fd->get(), options.node.root_dir); !s.ok()) {
+    return Fail(absl::StrCat("sanity: ", s.message()));
+  }
   // Before anything is sent: a root directory holding what an earlier run left would have the
   // checks that meet it take it for their own.
   absl::StatusOr<sanity::Leftovers> leftovers = sanity::FindLeftovers(options.node.root_dir);
@@ -291,7 +305,35 @@ int Run() {
   }
   absl::StatusOr<SanityOptions> options = SanityOptionsFromFlags(*publish);
   if (!options.ok()) return Fail(options.status().message());
-  return Judge(*std::move(options), handshake->releases);
+  if (!gflags::GetCommandLineFlagInfoOrDie("root_dir").is_default) {
+    return Judge(*std::move(options), handshake->releases);
+  }
+  // No --root-dir: a new directory only this user may change (mkdtemp makes it 0700), removed
+  // again when the run (and its cleaner) leave nothing in it but kubelet's empty directories.
+  char made[] = "/tmp/kubeletclient-sanity-XXXXXX";
+  if (mkdtemp(made) == nullptr) {
+    return Fail(absl::StrCat("sanity: no --root-dir given, and making one with mkdtemp (", made,
+                             ") failed: ", strerror(errno), "; give --root-dir=DIR"));
+  }
+  std::cout << "root directory: " << made << " (no --root-dir given: made for this run)\n";
+  options->node.root_dir = made;
+  const int status = Judge(*std::move(options), handshake->releases);
+  // The judge's own mount namespace still has the directory's bind mount (the cleaner undid it in
+  // the host's); a name this run made, in a directory only root may rename it in.
+  umount2(made, UMOUNT_NOFOLLOW);
+  // Empty directories only, deepest first: rmdir removes no file and no mount point, and nftw
+  // neither follows a link nor crosses into another file system.
+  nftw(
+      made,
+      [](const char* path, const struct stat*, int type, struct FTW*) {
+        if (type == FTW_DP) rmdir(path);
+        return 0;
+      },
+      16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  if (access(made, F_OK) == 0) {
+    std::cerr << "sanity: " << made << " is left: the run left something in it\n";
+  }
+  return status;
 }
 
 }  // namespace
@@ -299,7 +341,7 @@ int Run() {
 Command Sanity() {
   return {"sanity",
           "kubeletclient sanity --csi-address=SOCKET | --registration-socket=SOCKET | "
-          "--plugin-registry-dir=DIR --root-dir=DIR [--volume-handle=H[,H...]] "
+          "--plugin-registry-dir=DIR [--root-dir=DIR] [--volume-handle=H[,H...]] "
           "[--controller-address=SOCKET] [--objects=FILE_OR_DIR,...] [--storage-class=NAME] "
           "[--secrets-file=FILE] [--node-name=NAME] [--volume-mode=filesystem,block] "
           "[--inline-read-only] [--inline-fs-type=TYPE] [--inline-volume-attributes=K=V,...] "

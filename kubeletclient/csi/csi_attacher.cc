@@ -6,6 +6,7 @@
 #include "kubeletclient/csi/operation_error.h"
 #include "kubeletclient/csi/vol_data.h"
 #include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/util/beneath.h"
 #include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet {
@@ -57,7 +58,9 @@ absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const
     if (!data.ok()) return failed(data.status());
     secrets = *std::move(data);
   }
-  if (absl::Status s = MakeDirs(device.globalmount, 0750); !s.ok()) return failed(s);
+  if (absl::Status s = MakeDirsUnder(device.root, device.globalmount, 0750); !s.ok()) {
+    return failed(s);
+  }
   VolData data = {{kVolDataDriverName, plan.driver}, {kVolDataVolumeHandle, plan.handle}};
   if (!plan.selinux_label.empty()) data[kVolDataSeLinuxMountContext] = plan.selinux_label;
   // v1.26 to v1.33 save vol_data.json before the staging check, for every driver; from v1.34
@@ -65,7 +68,8 @@ absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const
   // VOLUME_MOUNT_GROUP check, and a driver that does not stage gets an empty globalmount/.
   const bool late_vol_data =
       plan.release.Has(ReleaseBehaviour::kDeviceVolDataOnlyForStagingDrivers);
-  absl::Status status = late_vol_data ? absl::OkStatus() : SaveVolData(device.vol_data, data);
+  absl::Status status =
+      late_vol_data ? absl::OkStatus() : SaveVolData(device.root, device.vol_data, data);
   if (status.ok() && !*stage) {
     // "STAGE_UNSTAGE_VOLUME capability not set. Skipping MountDevice..." Before v1.34 the
     // directory and its vol_data.json stay for UnmountDevice to read.
@@ -86,7 +90,7 @@ absl::Status MountDevice(const VolumePlan& plan, const ObjectSet& objects, const
     }
   }
   if (status.ok() && late_vol_data) {
-    status = SaveVolData(device.vol_data, data);
+    status = SaveVolData(device.root, device.vol_data, data);
     if (!status.ok()) {
       // "failed to save volume info data", and the directory goes (removeMountDir).
       if (absl::Status cleanup = RemoveMountDir(device.globalmount); !cleanup.ok()) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "kubeletclient/csi/operation_error.h"
 #include "kubeletclient/csi/vol_data.h"
+#include "kubeletclient/util/beneath.h"
 #include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet {
@@ -34,12 +35,13 @@ absl::Status SaveBlockVolumeData(const VolumePlan& plan) {
     return OperationFailed("MapVolume.NewBlockVolumeMapper initialization", plan.spec_name,
                            status);
   };
-  if (absl::Status s = MakeDirs(plan.block->data_dir, 0750); !s.ok()) {
+  if (absl::Status s = MakeDirsUnder(plan.block->root, plan.block->data_dir, 0750); !s.ok()) {
     return failed(Wrapped(absl::StrCat("kubernetes.io/csi: failed to create data dir ",
                                        plan.block->data_dir, ":  "),
                           s));
   }
-  if (absl::Status s = SaveVolData(plan.block->vol_data, plan.vol_data); !s.ok()) {
+  if (absl::Status s = SaveVolData(plan.block->root, plan.block->vol_data, plan.vol_data);
+      !s.ok()) {
     return failed(Wrapped(
         "kubernetes.io/csi: csi.NewBlockVolumeMapper failed to save volume info data: ", s));
   }
@@ -81,7 +83,7 @@ absl::Status SetUpDevice(const VolumePlan& plan, const ObjectSet& objects,
     }
     secrets = *std::move(data);
   }
-  if (absl::Status s = MakeDirs(plan.block->staging, 0750); !s.ok()) {
+  if (absl::Status s = MakeDirsUnder(plan.block->root, plan.block->staging, 0750); !s.ok()) {
     return failed(Wrapped(absl::StrCat("kubernetes.io/csi: blockMapper.stageVolumeForBlock failed "
                                        "to create dir ",
                                        plan.block->staging, ": "),
@@ -102,7 +104,7 @@ absl::Status MapPodDevice(const VolumePlan& plan, CsiNodeClient* client) {
     return OperationFailed("MapVolume.MapPodDevice", plan.spec_name, status);
   };
   // publishVolumeForBlock: kubelet makes the publish directory, the driver the file in it.
-  if (absl::Status s = MakeDirs(plan.block->publish_dir, 0750); !s.ok()) {
+  if (absl::Status s = MakeDirsUnder(plan.block->root, plan.block->publish_dir, 0750); !s.ok()) {
     return failed(Wrapped(absl::StrCat("kubernetes.io/csi: blockMapper.publishVolumeForBlock "
                                        "failed to create dir ",
                                        plan.block->publish_dir, ":  "),

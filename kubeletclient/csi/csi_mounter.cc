@@ -1,15 +1,18 @@
 #include "kubeletclient/csi/csi_mounter.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "api/go_quote.h"
 #include "kubeletclient/csi/operation_error.h"
+#include "kubeletclient/util/beneath.h"
 #include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet {
@@ -21,34 +24,89 @@ bool SupportsFsGroup(const VolumePlan& plan) {
   return !plan.capability.fs_type.empty() && plan.access_modes_include_rwo;
 }
 
+namespace {
+
+// SetVolumeOwnership's change of the file `fd` (O_PATH | O_NOFOLLOW) and, for a directory,
+// everything below it, through descriptors: each entry is opened by its name in its directory's
+// descriptor without following it, and changed through its own descriptor, so that an entry
+// swapped for a symbolic link during the walk is never followed. The errno of the first failure,
+// or 0.
+int ChangeOwnership(int fd, gid_t group, mode_t mask) {
+  struct stat st;
+  if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (fchownat(fd, "", static_cast<uid_t>(-1), group, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+    return errno;
+  }
+  if (S_ISLNK(st.st_mode)) return 0;  // chmod would follow it
+  mode_t mode = (st.st_mode & 07777) | mask;
+  if (S_ISDIR(st.st_mode)) mode |= S_ISGID | 0110;
+  // /proc/self/fd/N leads to the file opened, not to whatever its name means now.
+  if (chmod(FdPath(fd).c_str(), mode) != 0) return errno;
+  if (!S_ISDIR(st.st_mode)) return 0;
+  const int listing = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (listing < 0) return errno;
+  DIR* dir = fdopendir(listing);
+  if (dir == nullptr) {
+    const int err = errno;
+    close(listing);
+    return err;
+  }
+  int failure = 0;
+  while (failure == 0) {
+    errno = 0;
+    const dirent* entry = readdir(dir);
+    if (entry == nullptr) {
+      failure = errno;
+      break;
+    }
+    if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0) continue;
+    UniqueFd child(openat(dirfd(dir), entry->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!child.valid()) {
+      if (errno == ENOENT) continue;  // removed since it was listed
+      failure = errno;
+      break;
+    }
+    failure = ChangeOwnership(child.get(), group, mask);
+  }
+  closedir(dir);
+  return failure;
+}
+
+}  // namespace
+
 absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool read_only) {
-  // nftw's callback cannot carry state; one walk at a time is all kubeletclient needs.
-  static thread_local gid_t group;
-  static thread_local mode_t mask;
-  static thread_local int failure;
-  group = static_cast<gid_t>(fs_group);
-  mask = read_only ? 0440 : 0660;
-  failure = 0;
-  const int walked = nftw(
-      dir.c_str(),
-      [](const char* path, const struct stat* st, int type, struct FTW*) {
-        if (lchown(path, static_cast<uid_t>(-1), group) != 0) {
-          failure = errno;
-          return 1;
-        }
-        if (type == FTW_SL || S_ISLNK(st->st_mode)) return 0;  // chmod would follow it
-        mode_t mode = (st->st_mode & 07777) | mask;
-        if (S_ISDIR(st->st_mode)) mode |= S_ISGID | 0110;
-        if (chmod(path, mode) != 0) {
-          failure = errno;
-          return 1;
-        }
-        return 0;
-      },
-      16, FTW_PHYS);
-  if (walked != 0) {
-    return absl::InternalError(absl::StrCat("applyFSGroup failed for vol ", dir, ": ",
-                                            strerror(failure != 0 ? failure : errno)));
+  return SetVolumeOwnership("", dir, fs_group, read_only);
+}
+
+absl::Status SetVolumeOwnership(const std::string& root, const std::string& dir,
+                                int64_t fs_group, bool read_only) {
+  UniqueFd top;
+  std::string relative;
+  if (!root.empty() && absl::StartsWith(dir, root + "/")) {
+    absl::StatusOr<UniqueFd> root_fd = OpenRoot(root);
+    if (!root_fd.ok()) {
+      return absl::InternalError(absl::StrCat("applyFSGroup failed for vol ", dir, ": ",
+                                              root_fd.status().message()));
+    }
+    absl::StatusOr<UniqueFd> opened =
+        OpenBeneath(root_fd->get(), dir.substr(root.size() + 1), O_PATH);
+    if (!opened.ok()) {
+      return absl::InternalError(absl::StrCat("applyFSGroup failed for vol ", dir, ": ",
+                                              opened.status().message()));
+    }
+    top = *std::move(opened);
+  } else {
+    top = UniqueFd(open(dir.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!top.valid()) {
+      return absl::InternalError(
+          absl::StrCat("applyFSGroup failed for vol ", dir, ": ", strerror(errno)));
+    }
+  }
+  const int failure = ChangeOwnership(top.get(), static_cast<gid_t>(fs_group),
+                                      read_only ? 0440 : 0660);
+  if (failure != 0) {
+    return absl::InternalError(
+        absl::StrCat("applyFSGroup failed for vol ", dir, ": ", strerror(failure)));
   }
   return absl::OkStatus();
 }
@@ -113,7 +171,9 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client, token::TokenMa
     }
     if (*stage) staging_path = plan.device->globalmount;
   }
-  if (absl::Status s = MakeDirs(plan.paths.dir, 0750); !s.ok()) return failed(s);
+  if (absl::Status s = MakeDirsUnder(plan.paths.root, plan.paths.dir, 0750); !s.ok()) {
+    return failed(s);
+  }
   StringMap volume_context = plan.volume_context;
   absl::StatusOr<std::optional<std::string>> token_attr =
       ServiceAccountTokenAttr(plan, tokens, notes);
@@ -145,7 +205,7 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client, token::TokenMa
   }
   if (*mount_group) capability.mount_group = plan.fs_group;
   // vol_data.json before the call, so that a volume the driver did publish can be torn down.
-  absl::Status status = SaveVolData(plan.paths.vol_data, plan.vol_data);
+  absl::Status status = SaveVolData(plan.paths.root, plan.paths.vol_data, plan.vol_data);
   if (status.ok()) {
     csi::v1::NodePublishVolumeRequest sent;
     status = client->NodePublishVolume(plan.handle, plan.read_only, staging_path, plan.paths.mount,
@@ -162,7 +222,8 @@ absl::Status SetUp(const VolumePlan& plan, CsiNodeClient* client, token::TokenMa
     return failed(status);
   }
   if (!*mount_group && SupportsFsGroup(plan)) {
-    if (absl::Status s = SetVolumeOwnership(plan.paths.mount, *plan.fs_group, plan.read_only);
+    if (absl::Status s =
+            SetVolumeOwnership(plan.paths.root, plan.paths.mount, *plan.fs_group, plan.read_only);
         !s.ok()) {
       return failed(s);
     }

@@ -50,6 +50,11 @@ bool SupportsFsGroup(const VolumePlan& plan);
 // directory under `dir` (symbolic links not followed) gets group `fs_group`; files get mode bits
 // 0660 added (0440 if read-only), directories also setgid and 0110.
 absl::Status SetVolumeOwnership(const std::string& dir, int64_t fs_group, bool read_only);
+// The same for `dir` inside the root directory `root` (volume_paths.h): `dir` is opened beneath
+// `root` without following a symbolic link, and every file below it is changed through a
+// descriptor of its own, never by its path (beneath.h).
+absl::Status SetVolumeOwnership(const std::string& root, const std::string& dir,
+                                int64_t fs_group, bool read_only);
 
 }  // namespace ndr::kubelet
 

@@ -83,5 +83,30 @@ TEST(SetVolumeOwnershipTest, GroupAndModesAsVolumeLinuxGo) {
   EXPECT_EQ(st.st_mode & 07777, 0660u);  // 0440 added to what is there
 }
 
+// The volume's directory inside the root swapped for a link to a directory outside: nothing
+// there changes.
+TEST(SetVolumeOwnershipTest, NothingThroughALinkInsideTheRoot) {
+  TempDir dir("ownlink");
+  const std::string root = dir.Join("root"), outside = dir.Join("outside");
+  for (const std::string& d : {root, root + "/pods", outside}) {
+    ASSERT_EQ(mkdir(d.c_str(), 0755), 0) << d;
+  }
+  ASSERT_TRUE(::ndr::testing::WriteFile(outside + "/file", "x"));
+  ASSERT_EQ(chmod((outside + "/file").c_str(), 0600), 0);
+  ASSERT_EQ(symlink(outside.c_str(), (root + "/pods/uid").c_str()), 0);
+  EXPECT_THAT(SetVolumeOwnership(root, root + "/pods/uid/mount", getegid(), false),
+              ::ndr::testing::StatusIs(absl::StatusCode::kInternal,
+                                       "applyFSGroup failed for vol " + root +
+                                           "/pods/uid/mount: open pods/uid/mount: a symbolic "
+                                           "link on the way"));
+  ASSERT_EQ(mkdir((outside + "/mount").c_str(), 0700), 0);
+  EXPECT_FALSE(SetVolumeOwnership(root, root + "/pods/uid/mount", getegid(), false).ok());
+  struct stat st;
+  ASSERT_EQ(stat((outside + "/mount").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(stat((outside + "/file").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
 }  // namespace
 }  // namespace ndr::kubelet

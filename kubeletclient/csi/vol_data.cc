@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/go_quote.h"
 #include "kubeletclient/objects/object_validation.h"
+#include "kubeletclient/util/beneath.h"
 #include "kubeletclient/util/files.h"
 #include "nlohmann/json.hpp"
 
@@ -36,6 +37,15 @@ std::string EncodeVolData(const VolData& data) {
 
 absl::Status SaveVolData(const std::string& path, const VolData& data) {
   if (absl::Status s = WriteFileAtomically(path, EncodeVolData(data)); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("kubernetes.io/csi: failed to save volume info "
+                                               "data: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SaveVolData(const std::string& root, const std::string& path,
+                         const VolData& data) {
+  if (absl::Status s = WriteFileAtomicallyUnder(root, path, EncodeVolData(data)); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("kubernetes.io/csi: failed to save volume info "
                                                "data: ", s.message()));
   }

@@ -33,6 +33,9 @@ std::string EncodeVolData(const VolData& data);
 
 // Writes `data` to `path` (through a temporary file and a rename).
 absl::Status SaveVolData(const std::string& path, const VolData& data);
+// The same inside the root directory `root` (volume_paths.h): the directory it goes in is opened
+// beneath `root` without following a symbolic link (beneath.h WriteFileAtomicallyUnder).
+absl::Status SaveVolData(const std::string& root, const std::string& path, const VolData& data);
 
 // Reads `path`: NotFound if it does not exist, InvalidArgument if it is not what kubelet writes.
 absl::StatusOr<VolData> LoadVolData(const std::string& path);

@@ -130,6 +130,7 @@ absl::StatusOr<PodVolumePaths> PodVolumePathsFor(const std::string& root, const 
       !s.ok()) {
     return s;
   }
+  paths.root = CleanPath(root);
   return paths;
 }
 
@@ -145,6 +146,7 @@ absl::StatusOr<DevicePaths> DevicePathsFor(const std::string& root, const std::s
       !s.ok()) {
     return s;
   }
+  paths.root = CleanPath(root);
   return paths;
 }
 
@@ -209,6 +211,7 @@ absl::StatusOr<BlockPaths> BlockPathsFor(const std::string& root, const std::str
     if (!path.ok()) return path.status();
     *field = *std::move(path);
   }
+  paths.root = CleanPath(root);
   return paths;
 }
 

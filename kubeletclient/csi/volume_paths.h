@@ -40,6 +40,7 @@ struct PodVolumePaths {
   std::string dir;       // <root>/pods/<uid>/volumes/kubernetes.io~csi/<spec name>
   std::string mount;     // <dir>/mount: the NodePublishVolume target path
   std::string vol_data;  // <dir>/vol_data.json
+  std::string root;      // the root directory, clean: what is made or written here goes beneath it
 };
 absl::StatusOr<PodVolumePaths> PodVolumePathsFor(const std::string& root, const std::string& pod_uid,
                                                  const std::string& spec_name);
@@ -52,6 +53,7 @@ struct DevicePaths {
   std::string dir;
   std::string globalmount;
   std::string vol_data;
+  std::string root;  // the root directory, clean: what is made or written here goes beneath it
 };
 absl::StatusOr<DevicePaths> DevicePathsFor(const std::string& root, const std::string& driver,
                                            const std::string& handle);
@@ -76,6 +78,7 @@ struct BlockPaths {
   std::string vol_data;        // volumeDevices/<pv>/data/vol_data.json
   std::string pod_map_dir;     // pods/<uid>/volumeDevices/kubernetes.io~csi
   std::string pod_map;         // pod_map_dir/<pv>
+  std::string root;            // the root directory, clean: what is made or written goes beneath
 };
 absl::StatusOr<BlockPaths> BlockPathsFor(const std::string& root, const std::string& pod_uid,
                                          const std::string& spec_name);

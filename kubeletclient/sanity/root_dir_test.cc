@@ -1,5 +1,8 @@
 #include "kubeletclient/sanity/root_dir.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,16 +12,20 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "test/util/matchers.h"
 #include "test/util/temp_dir.h"
 
 namespace ndr::kubelet::sanity {
 namespace {
 
+using ::ndr::testing::IsOk;
+using ::ndr::testing::StatusIs;
+using ::ndr::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::ndr::testing::TempDir;
 
 class RootDirTest : public ::testing::Test {
  protected:
@@ -125,6 +132,147 @@ TEST_F(RootDirTest, AnUnreadableDirectoryIsAnError) {
   chmod((root_ + "/locked").c_str(), 0700);
   EXPECT_FALSE(found.ok());
   EXPECT_THAT(std::string(found.status().message()), HasSubstr(root_ + "/locked"));
+}
+
+struct stat Dir(uid_t owner, mode_t mode) {
+  struct stat st = {};
+  st.st_mode = S_IFDIR | mode;
+  st.st_uid = owner;
+  return st;
+}
+
+// The rule, on made-up stat results: owned by the judge's user (root too, above the root
+// directory), written by no one else, but for a sticky directory of root's above it (/tmp).
+TEST(CheckRootDirOwnershipTest, OnlyTheJudgesUserOrRootMayChangeTheWayThere) {
+  constexpr uid_t kJudge = 1000;
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(kJudge, 0755), kJudge, false), IsOk());
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(kJudge, 0700), kJudge, false), IsOk());
+  EXPECT_THAT(CheckRootDirOwnership("/a", Dir(0, 0755), kJudge, true), IsOk());
+  EXPECT_THAT(CheckRootDirOwnership("/a", Dir(kJudge, 0755), kJudge, true), IsOk());
+  EXPECT_THAT(CheckRootDirOwnership("/tmp", Dir(0, 01777), kJudge, true), IsOk());
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(65534, 0755), kJudge, false),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "the directory /r is owned by uid 65534, not by the judge's user (uid "
+                       "1000)"));
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(0, 0755), kJudge, false),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "chown 1000 /r and chmod go-w /r"));
+  EXPECT_THAT(CheckRootDirOwnership("/a", Dir(65534, 0755), kJudge, true),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "the directory /a above it is owned by uid 65534, not by root or the "
+                       "judge's user"));
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(kJudge, 0775), kJudge, false),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "the directory /r may be written by its group (mode 0775)"));
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(kJudge, 0757), kJudge, false),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "may be written by others"));
+  // Sticky: fine above the root directory if root's, never as the root directory itself.
+  EXPECT_THAT(CheckRootDirOwnership("/r", Dir(kJudge, 01777), kJudge, false),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "chmod go-w /r"));
+  EXPECT_THAT(CheckRootDirOwnership("/a", Dir(kJudge, 01777), kJudge, true),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "chown root /a and chmod go-w /a, or give a --root-dir elsewhere"));
+  struct stat link = {};
+  link.st_mode = S_IFLNK | 0777;
+  EXPECT_THAT(CheckRootDirOwnership("/r", link, kJudge, false),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "the directory /r is a symbolic link"));
+}
+
+class OpenJudgesRootDirTest : public ::testing::Test {
+ protected:
+  TempDir dir_{"rootown"};  // mode 0700, the test's own user's
+  const std::string root_ = dir_.Join("root");
+};
+
+TEST_F(OpenJudgesRootDirTest, AGoodOneIsOpenedAndAMissingOneMade) {
+  ASSERT_EQ(mkdir(root_.c_str(), 0755), 0);
+  absl::StatusOr<UniqueFd> fd = OpenJudgesRootDir(root_, geteuid());
+  ASSERT_THAT(fd.status(), IsOk());
+  struct stat opened, named;
+  ASSERT_EQ(fstat(fd->get(), &opened), 0);
+  ASSERT_EQ(stat(root_.c_str(), &named), 0);
+  EXPECT_EQ(opened.st_ino, named.st_ino);
+  // Missing components are made, mode 0750 (less the umask).
+  const std::string deeper = dir_.Join("new/root");
+  ASSERT_THAT(OpenJudgesRootDir(deeper, geteuid()).status(), IsOk());
+  ASSERT_EQ(stat(deeper.c_str(), &named), 0);
+  EXPECT_EQ(named.st_mode & 0027, 0u);
+}
+
+TEST_F(OpenJudgesRootDirTest, AGroupWritableOneIsRefused) {
+  ASSERT_EQ(mkdir(root_.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(root_.c_str(), 0775), 0);
+  EXPECT_THAT(OpenJudgesRootDir(root_, geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("--root-dir=", root_, ": the directory ", root_,
+                                    " may be written by its group (mode 0775)")));
+  // An ancestor group-writable: refused too.
+  ASSERT_EQ(chmod(root_.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0770), 0);
+  EXPECT_THAT(OpenJudgesRootDir(root_, geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("the directory ", dir_.path(), " above it may be written")));
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0700), 0);
+}
+
+TEST_F(OpenJudgesRootDirTest, ASymbolicLinkOnTheWayIsRefused) {
+  const std::string real = dir_.Join("real");
+  ASSERT_EQ(mkdir(real.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((real + "/root").c_str(), 0755), 0);
+  ASSERT_EQ(symlink(real.c_str(), dir_.Join("link").c_str()), 0);
+  EXPECT_THAT(OpenJudgesRootDir(dir_.Join("link/root"), geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("the directory ", dir_.Join("link"),
+                                    " above it is a symbolic link")));
+  ASSERT_EQ(symlink((real + "/root").c_str(), root_.c_str()), 0);
+  EXPECT_THAT(OpenJudgesRootDir(root_, geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("the directory ", root_, " is a symbolic link")));
+  EXPECT_THAT(OpenJudgesRootDir(dir_.Join("real/../real/root"), geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "\"..\" in the path"));
+}
+
+TEST_F(OpenJudgesRootDirTest, AnotherUsersIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: it gives the directory to uid 65534";
+  ASSERT_EQ(mkdir(root_.c_str(), 0755), 0);
+  if (chown(root_.c_str(), 65534, 65534) != 0 && errno == EINVAL) {
+    GTEST_SKIP() << "uid 65534 does not exist in this user namespace (a sandbox's)";
+  }
+  struct stat st;
+  ASSERT_EQ(stat(root_.c_str(), &st), 0);
+  ASSERT_EQ(st.st_uid, 65534u);
+  EXPECT_THAT(OpenJudgesRootDir(root_, geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("the directory ", root_, " is owned by uid 65534, not by the "
+                                    "judge's user (uid 0)")));
+  // Someone else's directory above it: refused, though the root directory is root's.
+  const std::string theirs = dir_.Join("theirs");
+  ASSERT_EQ(mkdir(theirs.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((theirs + "/root").c_str(), 0755), 0);
+  ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
+  EXPECT_THAT(OpenJudgesRootDir(theirs + "/root", geteuid()).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat("the directory ", theirs, " above it is owned by uid 65534")));
+}
+
+TEST_F(OpenJudgesRootDirTest, TheLockIsTakenOnceAndNamesItsHolder) {
+  ASSERT_EQ(mkdir(root_.c_str(), 0755), 0);
+  absl::StatusOr<UniqueFd> first = OpenJudgesRootDir(root_, geteuid());
+  absl::StatusOr<UniqueFd> second = OpenJudgesRootDir(root_, geteuid());
+  ASSERT_THAT(first.status(), IsOk());
+  ASSERT_THAT(second.status(), IsOk());
+  ASSERT_THAT(LockRootDir(first->get(), root_), IsOk());
+  // Two open file descriptions: the second is refused, naming this process.
+  const absl::Status refused = LockRootDir(second->get(), root_);
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                absl::StrCat("--root-dir=", root_,
+                                             " is in use by another judge: pid ", getpid(), " (")));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr(", started at "));
+  EXPECT_THAT(std::string(refused.message()),
+              HasSubstr("Wait for that judge to finish, or give another --root-dir."));
+  // Released when the first is closed.
+  *first = UniqueFd();
+  EXPECT_THAT(LockRootDir(second->get(), root_), IsOk());
 }
 
 }  // namespace

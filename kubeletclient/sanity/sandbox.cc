@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <fstream>
 #include <set>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "absl/strings/strip.h"
 #include "hostutil/loop_device.h"
 #include "hostutil/mount.h"
+#include "kubeletclient/util/beneath.h"
 #include "kubeletclient/util/files.h"
 
 namespace ndr::kubelet::sanity {
@@ -52,6 +54,20 @@ std::vector<std::string> MountPoints() {
     if (fields.size() > 4) points.push_back(hostutil::UnescapeMountinfo(fields[4]));
   }
   return points;
+}
+
+// The mounts of this process's namespace, in mountinfo's order: each mount's ID and mount point.
+std::vector<std::pair<uint64_t, std::string>> Mounts() {
+  std::vector<std::pair<uint64_t, std::string>> mounts;
+  std::ifstream in("/proc/self/mountinfo");
+  for (std::string line; std::getline(in, line);) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
+    if (fields.size() > 4) {
+      mounts.emplace_back(strtoull(std::string(fields[0]).c_str(), nullptr, 10),
+                          hostutil::UnescapeMountinfo(fields[4]));
+    }
+  }
+  return mounts;
 }
 
 // Loop devices whose backing file is where kubelet's layout under `root` has block devices, as
@@ -89,7 +105,10 @@ void TellCleaner(const std::string& device, bool attached) {
 // the namespace is gone), the loop devices over files in kubelet's layout under `root` that were
 // not there before (`loops_before`), and the mounts there and the root's own bind mount that were
 // not (`mounts_before`; deepest first, detached if busy).
-[[noreturn]] void Clean(int pipe, const std::string& root,
+// `root_fd` is the root directory, opened after its bind mount; the lock of the root directory
+// (root_dir.h LockRootDir) is held through the descriptor the cleaner inherited with the fork,
+// until it exits.
+[[noreturn]] void Clean(int pipe, int root_fd, const std::string& root,
                         const std::set<std::string>& mounts_before,
                         const std::set<std::string>& loops_before) {
   signal(SIGINT, SIG_IGN);
@@ -123,23 +142,55 @@ void TellCleaner(const std::string& device, bool attached) {
             "%s\n", loop.c_str(), root.c_str(),
             s.ok() ? "detached" : std::string(s.message()).c_str());
   }
-  std::vector<std::string> points = MountPoints();
-  std::reverse(points.begin(), points.end());  // children before their parents
-  for (const std::string& point : points) {
-    if ((point != root && !KubeletsLayout(point, root)) || mounts_before.count(point)) continue;
-    const bool bind_of_root = point == root;
-    if (umount2(point.c_str(), 0) != 0 && umount2(point.c_str(), MNT_DETACH) != 0) {
-      fprintf(stderr, "kubeletclient sanity: could not unmount %s: %s\n", point.c_str(),
-              strerror(errno));
-    } else if (!bind_of_root) {
-      fprintf(stderr, "kubeletclient sanity: the judge left %s mounted: unmounted\n",
-              point.c_str());
-    }
+  for (const std::string& line : UnmountLeft(root_fd, root, mounts_before)) {
+    fprintf(stderr, "kubeletclient sanity: %s\n", line.c_str());
   }
   _exit(0);
 }
 
 }  // namespace
+
+std::vector<std::string> UnmountLeft(int root_fd, const std::string& root,
+                                     const std::set<std::string>& mounts_before,
+                                     const std::function<void()>& between) {
+  std::vector<std::string> said;
+  std::vector<std::pair<uint64_t, std::string>> mounts = Mounts();
+  std::reverse(mounts.begin(), mounts.end());  // children before their parents
+  if (between) between();
+  for (const auto& [id, point] : mounts) {
+    if ((point != root && !KubeletsLayout(point, root)) || mounts_before.count(point)) continue;
+    const bool bind_of_root = point == root;
+    const std::string relative = bind_of_root ? "." : point.substr(root.size() + 1);
+    // The mount point by descriptor: no symbolic link, nothing outside the root directory.
+    absl::StatusOr<UniqueFd> fd = OpenBeneath(root_fd, relative, O_PATH);
+    if (!fd.ok()) {
+      said.push_back(absl::StrCat("left ", point, " mounted: ", fd.status().message(),
+                                  " beneath ", root, "; see what is mounted there, and unmount it "
+                                  "yourself if it is the judge's"));
+      continue;
+    }
+    absl::StatusOr<uint64_t> opened = MountIdOf(fd->get());
+    if (!opened.ok() || *opened != id) {
+      said.push_back(absl::StrCat(
+          "left ", point, " mounted: ",
+          opened.ok() ? absl::StrCat("it opens on mount ", *opened, ", not on mount ", id,
+                                     " that /proc/self/mountinfo lists there (the path changed "
+                                     "since it was read)")
+                      : std::string(opened.status().message()),
+          "; see what is mounted there, and unmount it yourself if it is the judge's"));
+      continue;
+    }
+    // Through the descriptor: /proc/self/fd/N leads to the mount opened and checked, without a
+    // path being resolved again. The descriptor itself keeps the mount busy: detached then.
+    const std::string by_fd = FdPath(fd->get());
+    if (umount2(by_fd.c_str(), 0) != 0 && umount2(by_fd.c_str(), MNT_DETACH) != 0) {
+      said.push_back(absl::StrCat("could not unmount ", point, ": ", strerror(errno)));
+    } else if (!bind_of_root) {
+      said.push_back(absl::StrCat("the judge left ", point, " mounted: unmounted"));
+    }
+  }
+  return said;
+}
 
 absl::StatusOr<std::unique_ptr<Sandbox>> Sandbox::Enter(const std::string& root_dir) {
   if (absl::Status s = MakeDirs(root_dir, 0750); !s.ok()) {
@@ -169,6 +220,15 @@ absl::StatusOr<std::unique_ptr<Sandbox>> Sandbox::Enter(const std::string& root_
     return absl::InternalError(
         absl::StrCat("sandbox: mount --make-rshared ", root, ": ", strerror(err)));
   }
+  // The root directory as the cleaner will see it: opened after the bind mount (a descriptor
+  // opened before it would lead beneath the directory under the bind mount, where nothing the
+  // judge mounts is seen).
+  absl::StatusOr<UniqueFd> root_fd = OpenNoSymlinks(root, O_PATH | O_DIRECTORY);
+  if (!root_fd.ok()) {
+    if (!mounts_before.count(root)) umount2(root.c_str(), 0);
+    return absl::Status(root_fd.status().code(),
+                        absl::StrCat("sandbox: ", root_fd.status().message()));
+  }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     const int err = errno;
@@ -185,7 +245,7 @@ absl::StatusOr<std::unique_ptr<Sandbox>> Sandbox::Enter(const std::string& root_
   }
   if (cleaner == 0) {
     close(fds[1]);
-    Clean(fds[0], root, mounts_before, loops_before);
+    Clean(fds[0], root_fd->get(), root, mounts_before, loops_before);
   }
   close(fds[0]);
   cleaner_pipe.store(fds[1]);

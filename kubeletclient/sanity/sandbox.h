@@ -16,6 +16,10 @@
 //    and the root's bind mount, and detaches the loop devices the judge attached and those over
 //    files there. A judge that finished has left none of them; the cleaner
 //    says what it had to clean. It ignores SIGINT and SIGTERM, which are the judge's to handle.
+//    It unmounts through file descriptors (UnmountLeft): a directory renamed and replaced by a
+//    symbolic link after mountinfo was read cannot lead it to a mount outside the root directory.
+//    It keeps the root directory's lock (root_dir.h LockRootDir), inherited with the fork, until
+//    it has cleaned up, so that no other judge starts there before.
 //
 // A run that makes no host changes needs none of it: it mounts nothing and makes no loop device.
 #ifndef NDR_KUBELETCLIENT_SANITY_SANDBOX_H_
@@ -23,8 +27,11 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -47,6 +54,19 @@ class Sandbox {
   pid_t cleaner_ = -1;
   int pipe_ = -1;  // write end: the cleaner runs once it is closed
 };
+
+// The cleaner's unmounting (exposed for its tests): the mounts of this process's namespace at
+// `root` itself or in kubelet's layout under it (pods/, plugins/) and not among `mounts_before`,
+// children before their parents. Each mount point is opened beneath `root_fd` (the root
+// directory, opened once) with openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, its mount ID
+// (statx) compared with the one /proc/self/mountinfo lists there, and unmounted through
+// /proc/self/fd/N (detached if busy). A mount point that cannot be opened so, or opens on another
+// mount, is left mounted. `between`, if given, runs after mountinfo is read and before the first
+// mount point is opened (a test changes the tree there). Returns a line per mount: what was done,
+// or why not and what to do.
+std::vector<std::string> UnmountLeft(int root_fd, const std::string& root,
+                                     const std::set<std::string>& mounts_before,
+                                     const std::function<void()>& between = nullptr);
 
 }  // namespace ndr::kubelet::sanity
 

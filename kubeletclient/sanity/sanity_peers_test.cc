@@ -6,6 +6,8 @@
 //
 // Needs root on the host (bind mounts and loop devices, as kubelet makes them): it skips itself,
 // saying why, elsewhere; outside Bazel's sandbox, whose user namespace would make it skip.
+#include <dirent.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
 #include <string.h>
@@ -321,6 +323,64 @@ TEST_F(SanityPeersTest, AJudgeKilledMidRunLeavesNothingOnTheHost) {
   }
   EXPECT_TRUE(PollUntil([&] { return HostLeftovers(dir_.path()).empty(); }))
       << ::testing::PrintToString(HostLeftovers(dir_.path()));
+}
+
+std::vector<int> WriteEndsOfPipesReadBy(pid_t pid) {
+  std::vector<int> opened;
+  const std::string fds = absl::StrCat("/proc/", pid, "/fd");
+  DIR* dir = opendir(fds.c_str());
+  if (dir == nullptr) return opened;
+  while (const dirent* entry = readdir(dir)) {
+    char target[64] = {};
+    const std::string link = absl::StrCat(fds, "/", entry->d_name);
+    if (readlink(link.c_str(), target, sizeof(target) - 1) <= 0 ||
+        !absl::StartsWith(target, "pipe:")) {
+      continue;
+    }
+    std::string info;
+    if (!ReadFile(absl::StrCat("/proc/", pid, "/fdinfo/", entry->d_name), &info)) continue;
+    const size_t flags = info.find("flags:");
+    if (flags == std::string::npos) continue;
+    if ((strtol(info.c_str() + flags + strlen("flags:"), nullptr, 8) & O_ACCMODE) != O_RDONLY) {
+      continue;
+    }
+    const int fd = open(link.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) opened.push_back(fd);
+  }
+  closedir(dir);
+  return opened;
+}
+
+// The cleaner keeps the root directory's lock, inherited from the judge, until it has cleaned
+// up: a judge started there after the first was killed, while its cleaner has not finished (kept
+// waiting here, by a write end of its pipe held open), is refused, naming the cleaner; once the
+// cleaner has ended, nothing is left.
+TEST_F(SanityPeersTest, TheCleanerHoldsTheRootDirUntilItHasCleanedUp) {
+  ASSERT_TRUE(StartDriver({"--stage-unstage"}));
+  setenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER", "filesystem/second-pod", 1);
+  Subprocess run(SanityArgv("filesystem"), dir_.Join("killed.log"));
+  unsetenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER");
+  ASSERT_TRUE(PollUntil([&] { return Stopped(run.pid()); })) << run.Log();
+  const std::string out = run.Log();
+  const size_t at = out.find("a cleaner (pid ");
+  ASSERT_NE(at, std::string::npos) << out;
+  const pid_t cleaner = atoi(out.c_str() + at + strlen("a cleaner (pid "));
+  ASSERT_GT(cleaner, 0) << out;
+  std::vector<int> holding = WriteEndsOfPipesReadBy(cleaner);
+  ASSERT_FALSE(holding.empty());
+  ASSERT_TRUE(run.Signal(SIGKILL));
+  run.Wait();
+  Subprocess second(SanityArgv("filesystem"), dir_.Join("second.log"));
+  EXPECT_EQ(second.Wait(), 1) << second.Log();
+  EXPECT_THAT(second.Log(),
+              HasSubstr(absl::StrCat("sanity: --root-dir=", root_,
+                                     " is in use by another judge: pid ", cleaner, " (")));
+  EXPECT_THAT(second.Log(),
+              HasSubstr("the cleaner of a judge that has ended, still undoing what it left"));
+  EXPECT_EQ(kill(cleaner, 0), 0);  // still there, waiting
+  for (int fd : holding) close(fd);
+  EXPECT_TRUE(PollUntil([&] { return kill(cleaner, 0) != 0 && HostLeftovers(root_).empty(); }))
+      << ::testing::PrintToString(HostLeftovers(root_)) << run.Log();
 }
 
 }  // namespace

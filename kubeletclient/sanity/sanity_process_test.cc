@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -892,6 +893,39 @@ TEST_F(SanityTest, InterruptedRunsCleanUp) {
   EXPECT_THAT(LeftTargets(), IsEmpty());
 }
 
+// Two judges on one root directory: the second is refused at once, naming the first (its pid,
+// command line and start) and what to do, and sends nothing; the first, stopped meanwhile with
+// two pods published, goes on undisturbed and gives its usual verdicts.
+TEST_F(SanityTest, ASecondJudgeOnTheSameRootDirIsRefused) {
+  StartDriver({"--stage-unstage"});
+  setenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER", "filesystem/second-pod", 1);
+  Subprocess first(Argv({}), dir_.Join("first.log"));
+  unsetenv("KUBELETCLIENT_SANITY_TEST_STOP_AFTER");
+  ASSERT_TRUE(PollUntil([&] { return Stopped(first.pid()); })) << first.Log();
+  const std::string driver_before = driver_->Log();
+  std::string out;
+  EXPECT_EQ(Run({}, &out), 1) << out;
+  EXPECT_THAT(out, HasSubstr(absl::StrCat("sanity: --root-dir=", root_,
+                                          " is in use by another judge: pid ", first.pid(), " (",
+                                          Runfile("kubeletclient/kubeletclient"),
+                                          " sanity --registration-socket=", reg_socket_)));
+  EXPECT_THAT(out, HasSubstr(", started at "));
+  EXPECT_THAT(out, HasSubstr("holds its lock; nothing was sent. Wait for that judge to finish, "
+                             "or give another --root-dir."));
+  EXPECT_THAT(Verdicts(out), IsEmpty()) << out;
+  EXPECT_EQ(driver_->Log(), driver_before);  // not a call made to the driver
+  EXPECT_THAT(LeftTargets(), ::testing::SizeIs(2));  // the first's pods, untouched
+  ASSERT_TRUE(first.Signal(SIGCONT));
+  EXPECT_EQ(first.Wait(), 0) << first.Log();
+  const std::string first_out = first.Log();
+  EXPECT_THAT(Verdicts(first_out)["FAIL"], IsEmpty()) << first_out;
+  EXPECT_THAT(Verdicts(first_out)["NOT JUDGED"], IsEmpty()) << first_out;
+  EXPECT_THAT(first_out, HasSubstr(" passed, 0 failed, ")) << first_out;
+  EXPECT_THAT(LeftTargets(), IsEmpty());
+  // Once the first has ended, its lock goes with it.
+  EXPECT_EQ(Run({"--volume-mode=filesystem"}, &out), 0) << out;
+}
+
 TEST_F(SanityTest, BadInputIsRefusedBeforeAnythingIsSent) {
   StartDriver({});
   struct Case {
@@ -914,12 +948,21 @@ TEST_F(SanityTest, BadInputIsRefusedBeforeAnythingIsSent) {
     EXPECT_THAT(Verdicts(out)["FAIL"], IsEmpty()) << out;
     EXPECT_THAT(Verdicts(out)["SKIP"], IsEmpty()) << out;
   }
-  // Without --root-dir: kubelet's own would get the made-up pods.
+  // Without --root-dir: never kubelet's own (it would get the made-up pods), but a new directory
+  // made for the run, named first and removed at the end.
   Subprocess no_root({Runfile("kubeletclient/kubeletclient"), "sanity",
-                      "--registration-socket=" + reg_socket_, "--volume-handle=v"},
+                      "--registration-socket=" + reg_socket_, "--volume-handle=v",
+                      "--only=^registration/handshake$", "--block-host-ops=skip"},
                      dir_.Join("noroot.log"));
-  EXPECT_EQ(no_root.Wait(), 1);
-  EXPECT_THAT(no_root.Log(), HasSubstr("sanity: --root-dir is required"));
+  EXPECT_EQ(no_root.Wait(), 0) << no_root.Log();
+  const std::string log = no_root.Log();
+  std::smatch made;
+  ASSERT_TRUE(std::regex_search(
+      log, made, std::regex("root directory: (/tmp/kubeletclient-sanity-[A-Za-z0-9]{6}) ")))
+      << log;
+  struct stat st;
+  EXPECT_NE(lstat(made[1].str().c_str(), &st), 0) << made[1] << " was left";
+  EXPECT_THAT(log, Not(HasSubstr("/var/lib/kubelet")));
   EXPECT_THAT(DirEntries(root_), IsEmpty());
 }
 
