@@ -80,7 +80,7 @@ killed_then_made() {
   reset_cache
   FAKE_MMDEBSTRAP=hang setsid bash "$buildroot" make >"$work/first.log" 2>&1 &
   local first=$!
-  shtest_wait_for 30 test -e "$work/hung" || { echo "the first make never reached mmdebstrap"; cat "$work/first.log"; return 1; }
+  shtest_wait_for 120 test -e "$work/hung" || { echo "the first make never reached mmdebstrap"; cat "$work/first.log"; return 1; }
   kill -9 -- "-$first"
   wait "$first" 2>/dev/null || true
   ls -d "$base"/root.new.* >/dev/null || { echo "the killed make left no partial root to clean"; return 1; }
@@ -99,12 +99,12 @@ two_makes_at_once() {
   reset_cache
   FAKE_MMDEBSTRAP=wait bash "$buildroot" make >"$work/a.log" 2>&1 &
   local a=$!
-  shtest_wait_for 30 test -e "$work/waiting" || { echo "make A never reached mmdebstrap"; return 1; }
+  shtest_wait_for 120 test -e "$work/waiting" || { echo "make A never reached mmdebstrap"; return 1; }
   bash "$buildroot" make >"$work/b.log" 2>&1 &
   local b=$!
-  shtest_wait_for 30 grep -q "waiting for the Debian 13 build root" "$work/b.log" ||
+  shtest_wait_for 120 grep -q "waiting for the Debian 13 build root" "$work/b.log" ||
     { echo "make B did not say it waits:"; cat "$work/b.log"; return 1; }
-  shtest_wait_for 10 grep -q "pid $a, since .*buildroot.sh make" "$work/b.log" ||
+  shtest_wait_for 120 grep -q "pid $a, since .*buildroot.sh make" "$work/b.log" ||
     { echo "make B did not name make A:"; cat "$work/b.log"; return 1; }
   touch "$work/release"
   wait "$a" || { echo "make A failed:"; cat "$work/a.log"; return 1; }
@@ -120,8 +120,8 @@ three_nowait_refused() {
   reset_cache
   FAKE_MMDEBSTRAP=wait bash "$buildroot" make >"$work/a.log" 2>&1 &
   local a=$! status=0
-  shtest_wait_for 30 test -e "$work/waiting" || return 1
-  NDR_LOCK_NOWAIT=1 timeout 20 bash "$buildroot" make >"$work/b.log" 2>&1 || status=$?
+  shtest_wait_for 120 test -e "$work/waiting" || return 1
+  NDR_LOCK_NOWAIT=1 timeout 120 bash "$buildroot" make >"$work/b.log" 2>&1 || status=$?
   touch "$work/release"
   wait "$a" || return 1
   [ "$status" -eq 1 ] || { echo "exit $status, not 1"; cat "$work/b.log"; return 1; }
@@ -151,7 +151,7 @@ busy_mount_refused() {
   mount --bind "$work/shm" "$base/root.new.busy/dev/shm"
   (cd "$base/root.new.busy/dev/shm" && touch "$work/busy" && while [ ! -e "$work/release" ]; do sleep 0.05; done) &
   local holder=$! status=0
-  shtest_wait_for 30 test -e "$work/busy"
+  shtest_wait_for 120 test -e "$work/busy"
   bash "$buildroot" make >"$work/make.log" 2>&1 || status=$?
   touch "$work/release"
   wait "$holder"

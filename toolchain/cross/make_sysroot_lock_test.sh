@@ -141,12 +141,12 @@ two_makes_at_once() {
   a=$(new_run a) b=$(new_run b)
   make_start "$a" 1.0 NDR_TEST_HOLD_AT=libabsl-dev
   pid_a=$made
-  wait_for 30 test -e "$a/held" || fail "the first make did not reach its download: $(cat "$a/err")"
+  wait_for 120 test -e "$a/held" || fail "the first make did not reach its download: $(cat "$a/err")"
   make_start "$b" 1.0
   pid_b=$made
   # The second waits for the first's lock, having named it, and touches nothing meanwhile.
-  if wait_for 30 grep -q "waiting for the arm64 sysroot" "$b/err"; then
-    wait_for 10 grep -q "pid $pid_a, " "$b/err" ||
+  if wait_for 120 grep -q "waiting for the arm64 sysroot" "$b/err"; then
+    wait_for 120 grep -q "pid $pid_a, " "$b/err" ||
       fail "the second make's wait does not name the first: $(cat "$b/err")"
   else
     fail "the second make did not wait for the first: $(cat "$b/err")"
@@ -180,7 +180,7 @@ killed_midway() {
   list_1=$(cat "$sysroot/.ndr-packages" 2>/dev/null) || list_1="(none)"
   make_start "$c" 2.0 NDR_TEST_HOLD_UNPACK=5
   pid_c=$made
-  if wait_for 30 test -e "$c/held"; then
+  if wait_for 120 test -e "$c/held"; then
     kill -9 -- "-$pid_c"
     wait "$pid_c" 2>/dev/null
     # Until a make completes, the sysroot is the one that was there: whole, at its version.
