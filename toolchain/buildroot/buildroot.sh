@@ -44,8 +44,8 @@ ndr_buildroot_key() {
     sha256sum | cut -c1-16
 }
 
-# Where the roots are kept (each in a directory named by its key); NDR_BUILDROOT_CACHE moves them,
-# for the tests of this script.
+# Where the roots are kept (each in a directory named by its key); NDR_BUILDROOT_CACHE moves them
+# (this script's tests; a cold measurement of the whole suite, docs/development.md).
 ndr_buildroot_cache() { echo "${NDR_BUILDROOT_CACHE:-/var/cache/ndr-buildroot}"; }
 ndr_buildroot_base() { echo "$(ndr_buildroot_cache)/$(ndr_buildroot_key)"; }
 
