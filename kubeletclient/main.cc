@@ -27,6 +27,7 @@
 #include "kubeletclient/cli/command.h"
 #include "kubeletclient/cli/commands.h"
 #include "logging/logging.h"
+#include "program/shipped.h"
 #include "version/version.h"
 
 // Under ThreadSanitizer only: gRPC 1.51 starts threads of its own for a connection (one that
@@ -40,6 +41,7 @@ extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"
 #endif
 
 int main(int argc, char** argv) {
+  ndr::program::SetUpShippedProgram();  // first: no lock-order tracking (program/shipped.h)
   namespace cli = ndr::kubelet::cli;
   if (ndr::version::VersionRequested(argc, argv)) {
     std::cout << ndr::version::VersionText("kubeletclient");

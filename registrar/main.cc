@@ -11,6 +11,7 @@
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
+#include "program/shipped.h"
 #include "registrar/automaxprocs.h"
 #include "registrar/options.h"
 #include "registrar/registrar.h"
@@ -58,6 +59,7 @@ DEFINE_bool(requires_publish_pod, false,
 extern "C" size_t __nptl_stack_cache_maxsize __attribute__((weak));
 
 int main(int argc, char** argv) {
+  ndr::program::SetUpShippedProgram();  // first: no lock-order tracking (program/shipped.h)
   // Ended threads' stacks go back to the kernel instead of into glibc's cache. gRPC's threads end
   // whenever it stops (kubelet hung up: registration_server.h), and every page they touched, the
   // 30 kB of static thread-local storage glibc zeroes for each included, stayed resident in the

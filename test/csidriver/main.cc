@@ -12,6 +12,7 @@
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
+#include "program/shipped.h"
 #include "test/csidriver/sample_driver.h"
 #include "test/csidriver/serve.h"
 #include "version/version.h"
@@ -107,6 +108,7 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ndr::program::SetUpShippedProgram();  // first: no lock-order tracking (program/shipped.h)
   if (ndr::version::VersionRequested(argc, argv)) {
     std::cout << ndr::version::VersionText("sample-csi-driver");
     return 0;
