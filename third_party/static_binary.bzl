@@ -22,15 +22,20 @@ def static_cc_binary(name, deps = [], **kwargs):
             # gcc links through toolchain/quiet_link/filter.sh, which keeps glibc's warnings about
             # NSS functions in static programs out of the output (they do not apply), and
             # toolchain/link_record/record.sh, which records in the program which Debian files
-            # it was linked from (for the images' SBOMs).
+            # it was linked from (for the images' SBOMs); and starts the program with crtbegin.o
+            # and an .eh_frame_hdr (toolchain/static_start/static.specs says why).
             "//third_party:sanitizer_build": [],
-            "//conditions:default": ["-specs=toolchain/quiet_link/quiet.specs"],
+            "//conditions:default": [
+                "-specs=toolchain/quiet_link/quiet.specs",
+                "-specs=toolchain/static_start/static.specs",
+            ],
         }),
         additional_linker_inputs = select({
             "//third_party:sanitizer_build": [],
             "//conditions:default": [
                 "//toolchain/quiet_link:files",
                 "//toolchain/link_record:files",
+                "//toolchain/static_start:files",
             ],
         }),
         deps = deps + select({
