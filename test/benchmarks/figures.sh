@@ -2,32 +2,41 @@
 # Measures every figure of docs/figures.md and the README's headline in one run, and stamps them
 # with the commit, the date and the machine: the registrar beside each Go registrar given (its
 # working set as a cluster sees it, start-up, resident memory by kind, idle wake-ups, GetInfo
-# throughput, binary size), then kubeletclient's registration latency and 200 plugins at once.
-# About 5 minutes per Go registrar; as root (each registrar gets a memory cgroup of its own).
+# throughput, binary size), beside the newest release's registrar, then kubeletclient's
+# registration latency and 200 plugins at once. About 5 minutes per registrar compared with; as
+# root (each registrar gets a memory cgroup of its own).
 #
-#   sudo bash test/benchmarks/figures.sh --go-registrar=v2.17.0=PATH [--go-registrar=v2.7.0=PATH]
-#   sudo bash test/benchmarks/figures.sh --source-dir=DIR      builds v2.17.0 and v2.7.0 of the Go
-#                                    registrar from DIR/node-driver-registrar (a git clone; Go needed)
+#   sudo bash test/benchmarks/figures.sh --release=PATH --go-registrar=v2.17.0=PATH [--go-registrar=v2.7.0=PATH]
+#   sudo bash test/benchmarks/figures.sh --release=PATH --source-dir=DIR      builds v2.17.0 and v2.7.0
+#                                    of the Go registrar from DIR/node-driver-registrar (a git clone; Go needed)
+#   --release=PATH    the newest release's registrar (RELEASES): its release directory, its
+#                     csi-node-driver-registrar-VERSION-linux-ARCH.tar.gz, or the binary
+#                     test/benchmarks/release-registrar.sh builds. The regression check: figures.sh
+#                     fails (exit 3, after printing everything) when this build's working set (steady
+#                     between calls, right after a call, idle) or start-up (exec to the socket, to
+#                     GetInfo answered) is more than 10% above the release's, measured in the same run
 #   ... --update      also writes the results into docs/figures.md and the README's headline
 #                     (refused when the tree differs from its commit outside docs/ and the Markdown files,
 #                     so that the stamped commit is what was measured)
 #   ... --quick       shorter runs (5 start-ups, 10 s steady and idle) to try the script; never
 #                     with --update
 #
-# The results go to stdout and to --out=FILE (default /tmp/ndr-figures.md).
+# The results go to stdout and to --out=FILE (default /tmp/ndr-figures.md). Exit status: 0, 1 a
+# measurement failed, 2 bad usage, 3 a regression against the release (nothing is --update'd).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 
-go_registrars=() source_dir= update=false quick=false out=/tmp/ndr-figures.md
+go_registrars=() source_dir= release= update=false quick=false out=/tmp/ndr-figures.md
 for arg in "$@"; do
   case "$arg" in
     --go-registrar=*=*) go_registrars+=("${arg#--go-registrar=}") ;;
     --source-dir=*) source_dir=${arg#--source-dir=} ;;
+    --release=*) release=${arg#--release=} ;;
     --update) update=true ;;
     --quick) quick=true ;;
     --out=*) out=${arg#--out=} ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "figures.sh: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -55,6 +64,38 @@ for pair in "${go_registrars[@]}"; do
   [ -x "${pair#*=}" ] || { echo "figures.sh: ${pair#*=} (${pair%%=*}) is not an executable" >&2; exit 2; }
 done
 
+# The newest release's registrar, from its release directory, its tarball or the binary itself,
+# and held to being that release: a regression check against anything else would say nothing.
+newest=$(python3 version/releases.py newest)
+if [ -z "$release" ]; then
+  echo "figures.sh: give the newest release's ($newest) registrar to compare with: --release=DIR (its" >&2
+  echo "release directory) or --release=PATH (its binary: sudo bash test/benchmarks/release-registrar.sh OUT)" >&2
+  exit 2
+fi
+scratch=$(mktemp -d /tmp/ndr-figures-release-XXXXXX)
+case $(uname -m) in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; armv7l) arch=arm ;; *) arch=$(uname -m) ;; esac
+archive=
+if [ -d "$release" ]; then
+  archive=$release/csi-node-driver-registrar-$newest-linux-$arch.tar.gz
+  [ -f "$archive" ] || { echo "figures.sh: $release has no $(basename "$archive"); is it release $newest's directory?" >&2; exit 2; }
+elif [[ $release == *.tar.gz ]]; then
+  archive=$release
+fi
+if [ -n "$archive" ]; then
+  tar -xzf "$archive" -C "$scratch" --wildcards '*/csi-node-driver-registrar' ||
+    { echo "figures.sh: $archive holds no csi-node-driver-registrar" >&2; exit 2; }
+  release_binary=$(find "$scratch" -type f -name csi-node-driver-registrar | head -1)
+else
+  release_binary=$release
+fi
+[ -x "$release_binary" ] || { echo "figures.sh: $release_binary (--release) is not an executable" >&2; exit 2; }
+release_version=$("$release_binary" --version 2>/dev/null | head -1 | awk '$1 == "csi-node-driver-registrar" {print $2}')
+if [ "$release_version" != "$newest" ]; then
+  echo "figures.sh: $release_binary says it is version '${release_version:-?}'; compare with the newest" >&2
+  echo "release, $newest (RELEASES)" >&2
+  exit 2
+fi
+
 commit=$(git rev-parse HEAD)
 if $update && [ -n "$(git status --porcelain -- . ':!docs' ':!*.md')" ]; then
   echo "figures.sh: the tree differs from $commit outside docs/ and the Markdown files; commit first, so that the" >&2
@@ -65,16 +106,29 @@ fi
 
 source test/install-deps.sh
 ndr_install_host_deps python3
-trap 'ndr_bazel shutdown >/dev/null 2>&1 || true' EXIT
+trap 'ndr_bazel shutdown >/dev/null 2>&1 || true; rm -rf --one-file-system "$scratch"' EXIT
 # shellcheck disable=SC2046
 ndr_bazel build $(ndr_bazel_flags) -c opt //test/benchmarks:registrar_benchmark \
   //test/benchmarks:kubeletclient_benchmark >&2
 bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null)
+# The benchmarks link Debian 13's libraries: on another host they run in the build root, which sees
+# the host's /tmp; so every registrar compared with is measured from a copy in the scratch directory.
+bench() {
+  if ndr_buildroot_needed; then ndr_buildroot_run "$@"; else "$@"; fi
+}
+cp "$release_binary" "$scratch/release-$newest"
+release_binary=$scratch/release-$newest
+for i in "${!go_registrars[@]}"; do
+  tag=${go_registrars[$i]%%=*}
+  cp "${go_registrars[$i]#*=}" "$scratch/go-$tag"
+  go_registrars[$i]=$tag=$scratch/go-$tag
+done
 
 cgroup=v1
 [ -f /sys/fs/cgroup/cgroup.controllers ] && cgroup=v2
 machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, \
-$(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r), cgroup $cgroup, Debian $(cat /etc/debian_version)"
+$(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r), cgroup $cgroup, Debian $(cat /etc/debian_version)\
+$(ndr_buildroot_needed && echo " (built and run in the Debian 13 build root)")"
 quick_args=()
 $quick && quick_args=(--runs=5 --steady_seconds=10 --idle_seconds=10 --load_seconds=2)
 
@@ -82,6 +136,13 @@ results=$(mktemp /tmp/ndr-figures-XXXXXX)
 {
   echo "Measured $(date -u +%Y-%m-%d) at commit \`${commit:0:7}\` by \`sudo bash test/benchmarks/figures.sh$($quick && echo ' --quick')\`"
   echo "on $machine."
+  echo
+  echo "### Ours against the release $newest"
+  echo
+  echo "\`registrar_benchmark --compare_with=<release $newest>\`; \"other\" is the registrar of release $newest,"
+  echo "the regression check's reference (ours more than 10% above it fails figures.sh)."
+  echo
+  bench "$bin/test/benchmarks/registrar_benchmark" --compare_with="$release_binary" "${quick_args[@]}"
   for pair in "${go_registrars[@]}"; do
     tag=${pair%%=*}
     echo
@@ -89,24 +150,57 @@ results=$(mktemp /tmp/ndr-figures-XXXXXX)
     echo
     echo "\`registrar_benchmark --compare_with=<Go $tag>\`; \"other\" is the Go registrar $tag."
     echo
-    "$bin/test/benchmarks/registrar_benchmark" --compare_with="${pair#*=}" "${quick_args[@]}"
+    bench "$bin/test/benchmarks/registrar_benchmark" --compare_with="${pair#*=}" "${quick_args[@]}"
   done
   echo
   echo "### kubeletclient"
   echo
-  "$bin/test/benchmarks/kubeletclient_benchmark"
+  bench "$bin/test/benchmarks/kubeletclient_benchmark"
 } | tee "$results"
+
+# A ratio, ours/other, from the section of the results titled $1: column $3 of the first table
+# row starting with $2 (5 in the working-set table, 7 in the start-up table), or with $4 given, of
+# the first row starting with $4 after that row.
+ratio() {
+  awk -v title="### $1" -v row="| $2" -v column="$3" -v then="${4:+| $4}" -F'|' '
+    /^### / { inside = ($0 == title) }
+    inside && !found && index($0, row) == 1 { found = 1; if (then == "") { take = 1 } else { next } }
+    inside && found && then != "" && index($0, then) == 1 { take = 1 }
+    take { gsub(/ /, "", $column); print $column; exit }' "$results"
+}
+
+# The regression check: this build against the newest release, measured in the same run. Memory is
+# what the processes hold, the working set less the pages charged ahead: those are the kernel's
+# per-CPU batches (up to 256 kB a CPU), which land on one registrar or the other by chance, as much
+# as half of an idle registrar's working set either way, and would make the check a coin toss.
+regressions=() checked=0
+for check in "steady, between calls, less charged ahead: mean of|5|" \
+    "steady, right after a call: working set|5|  working set less charged ahead" \
+    "idle: working set|5|  working set less charged ahead" \
+    "exec to registration socket|7|" "exec to GetInfo answered|7|"; do
+  IFS='|' read -r row column then <<<"$check"
+  what="$row${then:+ /$then}"
+  value=$(ratio "Ours against the release $newest" "$row" "$column" "$then")
+  if ! [[ $value =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+    regressions+=("$what: not measured")
+  elif awk -v v="$value" 'BEGIN { exit !(v > 1.10) }'; then
+    regressions+=("$what: $value times release $newest's")
+  fi
+  checked=$((checked + 1))
+done
+echo
+if [ ${#regressions[@]} -eq 0 ]; then
+  echo "Regression check against release $newest: passed ($checked figures, each at most 1.10 times the release's)"
+else
+  echo "Regression check against release $newest: FAILED, more than 1.10 times the release's (or unmeasured):"
+  printf -- '- %s\n' "${regressions[@]}"
+fi | tee -a "$results"
 
 # The headline: the working set, steady state between calls and idle, against the first Go
 # registrar given (the release this project replaces, v2.17.0, when given first).
 first=${go_registrars[0]%%=*}
-ratio() {  # the ours/other column of the first table row starting with $1 in the first Go run
-  awk -v row="| $1" -F'|' '
-    /^### Ours against/ { run++ }
-    run == 1 && index($0, row) == 1 { gsub(/ /, "", $5); print $5; exit }' "$results"
-}
-steady=$(ratio "steady, between calls: mean of")
-idle=$(ratio "idle: working set")
+steady=$(ratio "Ours against the Go registrar $first" "steady, between calls: mean of" 5)
+idle=$(ratio "Ours against the Go registrar $first" "idle: working set" 5)
 if [ -z "$steady" ] || [ -z "$idle" ]; then
   echo "figures.sh: no working set was measured (see the table above); no headline" >&2
   headline=
@@ -119,6 +213,10 @@ cp "$results" "$out"
 rm -f "$results"
 echo "figures.sh: results in $out" >&2
 
+if [ ${#regressions[@]} -ne 0 ]; then
+  echo "figures.sh: this build regressed against release $newest (above); nothing was updated" >&2
+  exit 3
+fi
 if $update; then
   [ -n "$headline" ] || exit 1
   python3 - "$out" "$headline" "$root" <<'EOF'
