@@ -158,43 +158,13 @@ results=$(mktemp /tmp/ndr-figures-XXXXXX)
   bench "$bin/test/benchmarks/kubeletclient_benchmark"
 } | tee "$results"
 
-# A ratio, ours/other, from the section of the results titled $1: column $3 of the first table
-# row starting with $2 (5 in the working-set table, 7 in the start-up table), or with $4 given, of
-# the first row starting with $4 after that row.
-ratio() {
-  awk -v title="### $1" -v row="| $2" -v column="$3" -v then="${4:+| $4}" -F'|' '
-    /^### / { inside = ($0 == title) }
-    inside && !found && index($0, row) == 1 { found = 1; if (then == "") { take = 1 } else { next } }
-    inside && found && then != "" && index($0, then) == 1 { take = 1 }
-    take { gsub(/ /, "", $column); print $column; exit }' "$results"
-}
-
-# The regression check: this build against the newest release, measured in the same run. Memory is
-# what the processes hold, the working set less the pages charged ahead: those are the kernel's
-# per-CPU batches (up to 256 kB a CPU), which land on one registrar or the other by chance, as much
-# as half of an idle registrar's working set either way, and would make the check a coin toss.
-regressions=() checked=0
-for check in "steady, between calls, less charged ahead: mean of|5|" \
-    "steady, right after a call: working set|5|  working set less charged ahead" \
-    "idle: working set|5|  working set less charged ahead" \
-    "exec to registration socket|7|" "exec to GetInfo answered|7|"; do
-  IFS='|' read -r row column then <<<"$check"
-  what="$row${then:+ /$then}"
-  value=$(ratio "Ours against the release $newest" "$row" "$column" "$then")
-  if ! [[ $value =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
-    regressions+=("$what: not measured")
-  elif awk -v v="$value" 'BEGIN { exit !(v > 1.10) }'; then
-    regressions+=("$what: $value times release $newest's")
-  fi
-  checked=$((checked + 1))
-done
+# The regression check: this build against the newest release, measured in the same run.
+source test/benchmarks/regression_check.sh
 echo
-if [ ${#regressions[@]} -eq 0 ]; then
-  echo "Regression check against release $newest: passed ($checked figures, each at most 1.10 times the release's)"
-else
-  echo "Regression check against release $newest: FAILED, more than 1.10 times the release's (or unmeasured):"
-  printf -- '- %s\n' "${regressions[@]}"
-fi | tee -a "$results"
+verdict=0
+ndr_figures_regression_check "$results" "$newest" >"$scratch/verdict" || verdict=$?
+tee -a "$results" <"$scratch/verdict"
+ratio() { ndr_figures_ratio "$results" "$@"; }
 
 # The headline: the working set, steady state between calls and idle, against the first Go
 # registrar given (the release this project replaces, v2.17.0, when given first).
@@ -213,7 +183,7 @@ cp "$results" "$out"
 rm -f "$results"
 echo "figures.sh: results in $out" >&2
 
-if [ ${#regressions[@]} -ne 0 ]; then
+if [ "$verdict" -ne 0 ]; then
   echo "figures.sh: this build regressed against release $newest (above); nothing was updated" >&2
   exit 3
 fi

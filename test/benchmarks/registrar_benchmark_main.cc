@@ -507,6 +507,13 @@ void PrintWorkingSet(const SteadyState& steady, const Idle& idle,
                 *ours, compare ? between(*other_steady, get, highest) : std::nullopt);
     }
   }
+  // What the mean between calls is made of, field by field (each a mean of the readings).
+  if (between(steady, working_set, false).has_value()) {
+    for (const auto& [name, get] : fields) {
+      print_row(absl::StrCat("  ", name, ", mean"), *between(steady, get, false),
+                compare ? between(*other_steady, get, false) : std::nullopt);
+    }
+  }
   for (const auto& [state, ours, other] :
        {std::tuple{"steady, right after a call", *steady.cgroup,
                    compare ? &*other_steady->cgroup : static_cast<const Memory*>(nullptr)},
