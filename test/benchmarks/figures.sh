@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Measures every figure of docs/figures.md and the README's headline in one run, and stamps them
-# with the commit, the date and the machine: the registrar beside each Go registrar given (its
+# Measures every figure of docs/figures-results.md and the README's headline in one run, and stamps
+# them with the commit, the date and the machine: the registrar beside each Go registrar given (its
 # working set as a cluster sees it, start-up, resident memory by kind, idle wake-ups, GetInfo
 # throughput, binary size), beside the newest release's registrar, then kubeletclient's
 # registration latency and 200 plugins at once. About 5 minutes per registrar compared with; as
@@ -15,7 +15,7 @@
 #                     fails (exit 3, after printing everything) when this build's working set (steady
 #                     between calls, right after a call, idle) or start-up (exec to the socket, to
 #                     GetInfo answered) is more than 10% above the release's, measured in the same run
-#   ... --update      also writes the results into docs/figures.md and the README's headline
+#   ... --update      also writes the results into docs/figures-results.md and the README's headline
 #                     (refused when the tree differs from its commit outside docs/ and the Markdown files,
 #                     so that the stamped commit is what was measured)
 #   ... --quick       shorter runs (5 start-ups, 10 s steady and idle) to try the script; never
@@ -194,11 +194,11 @@ import re, sys
 results, headline, root = sys.argv[1:]
 text = open(results, encoding="utf-8").read().rstrip("\n") + "\n"
 begin, end = "<!-- figures.sh: begin -->", "<!-- figures.sh: end -->"
-for path, new in ((root + "/docs/figures.md", begin + "\n" + text + end),
+for path, new in ((root + "/docs/figures-results.md", begin + "\n" + text + end),
                   (root + "/README.md", "<!-- figures.sh headline -->" + headline +
                    "<!-- /figures.sh headline -->")):
     page = open(path, encoding="utf-8").read()
-    pattern = (re.escape(begin) + ".*?" + re.escape(end) if path.endswith("figures.md") else
+    pattern = (re.escape(begin) + ".*?" + re.escape(end) if path.endswith("figures-results.md") else
                re.escape("<!-- figures.sh headline -->") + ".*?" +
                re.escape("<!-- /figures.sh headline -->"))
     page, count = re.subn(pattern, lambda _: new, page, flags=re.S)
