@@ -73,6 +73,7 @@ if [ -z "$release" ]; then
   exit 2
 fi
 scratch=$(mktemp -d /tmp/ndr-figures-release-XXXXXX)
+trap 'rm -rf --one-file-system "$scratch"' EXIT
 case $(uname -m) in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; armv7l) arch=arm ;; *) arch=$(uname -m) ;; esac
 archive=
 if [ -d "$release" ]; then
