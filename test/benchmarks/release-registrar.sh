@@ -6,11 +6,12 @@
 #
 # VERSION defaults to the newest release. The commit is cloned into a directory of its own (mktemp)
 # and built there with its own test/install-deps.sh: in the build root when it has one, and
-# otherwise, as releases up to 1.1.0 were, with Bazel and the Debian packages of the host, which
-# must then be the Debian release that release was built on (1.1.0: Debian 12). The clone and its
-# Bazel output base are removed at the end; OUT is the binary. The binary of a published release is
-# also in its release directory (csi-node-driver-registrar-VERSION-linux-amd64.tar.gz), which
-# figures.sh --release takes as it is.
+# otherwise, as releases up to 1.1.0 were, with Bazel and the Debian packages of the host (which
+# that script installs when they are missing), the host then being the Debian release that
+# release was built on (1.1.0: Debian 12). The clone and its Bazel output base are removed at the
+# end, either way; OUT is the binary. A published release's binary is also in its release
+# directory (csi-node-driver-registrar-VERSION-linux-amd64.tar.gz), which figures.sh --release
+# takes as it is, installing nothing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 case $# in
@@ -24,7 +25,7 @@ source "$here/toolchain/hostsafe/hostsafe.sh"
 work=$(mktemp -d /tmp/ndr-release-registrar-XXXXXX)
 clone=$work/src
 cleanup() {
-  # Bazel's output base lives under the clone (--output_base), so removing the clone removes it.
+  # On the host route Bazel's output base is $work/out (--output_base): removing $work removes it.
   (cd "$clone" 2>/dev/null && bazel --output_base="$work/out" shutdown >/dev/null 2>&1) || true
   ndr_remove_tree "$work" || echo "release-registrar.sh: left $work (see above)" >&2
 }
@@ -39,10 +40,13 @@ echo "==> release $version, commit $commit, in $clone" >&2
 source test/install-deps.sh
 if declare -F ndr_buildroot_run >/dev/null; then
   # Builds in the build root of that commit; its output base is kept with the build root's caches.
+  # The build root's Bazel keeps an output base per workspace path in its home; this clone's is
+  # removed (clean --expunge) once the binary is out. The build root sees the clone and that home
+  # at the same paths as here.
   ndr_bazel build -c opt //registrar:csi-node-driver-registrar.stripped >&2
   bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null)
-  # The build root sees the clone at the same path, so bazel-bin is readable from here.
-  ndr_bazel shutdown >/dev/null 2>&1 || true
+  install -m 0755 "$bin/registrar/csi-node-driver-registrar.stripped" "$out"
+  ndr_bazel clean --expunge >/dev/null 2>&1 || true
 else
   host=$(. /etc/os-release && echo "$VERSION_ID")
   if grep -q 'Debian bookworm' README.md && [ "$host" != 12 ]; then
@@ -54,6 +58,6 @@ else
   bazel --output_base="$work/out" build -c opt --color=no --curses=no \
     //registrar:csi-node-driver-registrar.stripped >&2
   bin=$(bazel --output_base="$work/out" info -c opt bazel-bin 2>/dev/null)
+  install -m 0755 "$bin/registrar/csi-node-driver-registrar.stripped" "$out"
 fi
-install -m 0755 "$bin/registrar/csi-node-driver-registrar.stripped" "$out"
 echo "release-registrar.sh: $out is the registrar of release $version ($("$out" --version | head -1))" >&2
