@@ -74,7 +74,8 @@ if [ -z "$release" ]; then
 fi
 scratch=$(mktemp -d /tmp/ndr-figures-release-XXXXXX)
 trap 'rm -rf --one-file-system "$scratch"' EXIT
-case $(uname -m) in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; armv7l) arch=arm ;; *) arch=$(uname -m) ;; esac
+# The archive's platform as images/assemble.py names it (linux/arm/v7 gives linux-armv7).
+case $(uname -m) in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; armv7l) arch=armv7 ;; *) arch=$(uname -m) ;; esac
 archive=
 if [ -d "$release" ]; then
   archive=$release/csi-node-driver-registrar-$newest-linux-$arch.tar.gz

@@ -35,9 +35,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gflags/gflags.h"
@@ -123,8 +125,9 @@ void Register(const std::string& socket) {
   }
 }
 
-std::string StatusField(pid_t pid, const std::string& field) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+// The value of "FIELD:" in /proc/PID/FILE (status, smaps_rollup), or "?".
+std::string ProcField(pid_t pid, const std::string& file, const std::string& field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/", file));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind(field + ":", 0) == 0) {
@@ -246,12 +249,9 @@ struct StartupTimes {
 // pages are left out: they are the page cache's, and Private_Dirty would count a binary still being
 // written back (a fresh build) as the process's.
 int64_t PrivateKb(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/smaps_rollup"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("Anonymous:", 0) == 0) return std::stoll(line.substr(10));
-  }
-  return -1;
+  const std::string value = ProcField(pid, "smaps_rollup", "Anonymous");  // "1234 kB"
+  int64_t kb = -1;
+  return absl::SimpleAtoi(absl::StripSuffix(value, " kB"), &kb) ? kb : -1;
 }
 
 // One start of `registrar`: exec to the registration socket, and to GetInfo answered on it.
@@ -405,11 +405,11 @@ std::optional<Idle> MeasureIdle(const std::string& registrar, const std::string&
   std::map<std::string, long> switches = ContextSwitches(r.pid());
   absl::SleepFor(absl::Seconds(FLAGS_idle_seconds));  // The measurement itself: idle time.
   idle.ticks = CpuTicks(r.pid()) - ticks_before;
-  idle.rss = StatusField(r.pid(), "VmRSS");
-  idle.hwm = StatusField(r.pid(), "VmHWM");
-  idle.anon = StatusField(r.pid(), "RssAnon");
-  idle.file = StatusField(r.pid(), "RssFile");
-  idle.threads = StatusField(r.pid(), "Threads");
+  idle.rss = ProcField(r.pid(), "status", "VmRSS");
+  idle.hwm = ProcField(r.pid(), "status", "VmHWM");
+  idle.anon = ProcField(r.pid(), "status", "RssAnon");
+  idle.file = ProcField(r.pid(), "status", "RssFile");
+  idle.threads = ProcField(r.pid(), "status", "Threads");
   if (placement.cgroup != nullptr) {
     absl::StatusOr<benchmarks::CgroupMemory> cgroup = placement.cgroup->Read();
     if (cgroup.ok()) idle.cgroup = *cgroup;
