@@ -1,5 +1,7 @@
 #include "api/go_flag_usage.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "absl/strings/str_cat.h"
@@ -7,7 +9,6 @@
 #include "api/go_duration.h"
 #include "api/go_quote.h"
 #include "gflags/gflags.h"
-#include "glog/logging.h"
 
 namespace ndr {
 namespace {
@@ -77,7 +78,12 @@ std::string GoFlagUsage(const std::string& usage, const std::vector<FlagSection>
     if (!section.heading.empty()) absl::StrAppend(&out, "\n", section.heading, "\n");
     for (const std::string& name : section.flags) {
       gflags::CommandLineFlagInfo info;
-      CHECK(gflags::GetCommandLineFlagInfo(name.c_str(), &info)) << "no flag --" << name;
+      if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
+        // A section naming a flag nobody defined is this program's mistake, not the user's.
+        fprintf(stderr, "internal error: the usage names --%s, which no part defines\n",
+                name.c_str());
+        abort();
+      }
       absl::StrAppend(&out, Describe(info));
     }
   }

@@ -1,6 +1,6 @@
 // --help as Go programs print it: the command line of the Go node-driver-registrar and of kubelet
 // is parsed by Go's flag package, whose PrintDefaults users know. gflags would list every flag of
-// every library linked in (glog's and gflags' own, with build paths), so the programs here answer
+// every library linked in (gflags' own, with build paths), so the programs here answer
 // --help with this instead: a usage line, then the flags they name, in the order given, each as
 //
 //     -name type

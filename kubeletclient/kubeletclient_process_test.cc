@@ -216,7 +216,7 @@ class KubeletClientTest : public ::testing::Test {
 };
 
 // --help: every command's usage line; a command's own --help, its flags and the logging flags;
-// none of glog's or gflags' own; exit 0.
+// none of gflags' own nor klog's; exit 0.
 TEST_F(KubeletClientTest, HelpPerCommand) {
   Subprocess all({Runfile(kClient), "--help"}, dir_.Join("help.log"));
   EXPECT_EQ(all.Wait(), 0);

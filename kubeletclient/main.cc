@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
   if (!logging.ok()) return cli::Fail(logging.status().message());
-  ndr::logging::Init(argv[0], *logging);
+  ndr::logging::Init(*logging);
   if (argc != 2) {
     return cli::Fail(absl::StrCat("expected one command: ", cli::CommandNames(), "; usage:\n",
                                   cli::UsageLines()));

@@ -1,6 +1,7 @@
 #include "logging/logging.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,8 +24,12 @@
 #include "gflags/gflags.h"
 #include "grpc/support/log.h"
 
-// The component-base flags (k8s.io/component-base/logs/api/v1 addFlags), with its defaults. glog
-// defines --v and --vmodule.
+// The component-base flags (k8s.io/component-base/logs/api/v1 addFlags), with its defaults and
+// descriptions.
+DEFINE_int32(v, 0, "number for the log level verbosity");
+DEFINE_string(vmodule, "",
+              "comma-separated list of pattern=N settings for file-filtered logging (only works "
+              "for text log format)");
 DEFINE_string(logging_format, "text", "Sets the log format. Permitted formats: \"json\", \"text\".");
 DEFINE_string(log_flush_frequency, "5s", "Maximum number of seconds between log flushes");
 DEFINE_bool(log_text_split_stream, false,
@@ -41,6 +46,29 @@ DEFINE_bool(log_json_split_stream, false,
 DEFINE_string(log_json_info_buffer_size, "0",
               "In JSON format with split output streams, the info messages can be buffered for a "
               "while to increase performance. Sizes as for --log-text-info-buffer-size.");
+
+// The flags klog registered (k8s.io/klog/v2 klog.go init and InitFlags, v2.4.0 to v2.110.1; klog
+// v1.0.0 lacks one_output), with klog's defaults: the Go registrar v2.0-v2.10 took them all
+// (cmd/csi-node-driver-registrar/main.go: klog.InitFlags(nil)). With --logtostderr (klog's
+// default) klog writes only to stderr and the file flags have no effect; this program always
+// writes to stderr, and says so of any file flag given a value.
+DEFINE_string(log_dir, "", "If non-empty, write log files in this directory (no effect here)");
+DEFINE_string(log_file, "", "If non-empty, use this log file (no effect here)");
+DEFINE_uint64(log_file_max_size, 1800,
+              "Defines the maximum size a log file can grow to (no effect here)");
+DEFINE_bool(logtostderr, true, "log to standard error instead of files (always, here)");
+DEFINE_bool(alsologtostderr, false, "log to standard error as well as files (no effect here)");
+DEFINE_bool(add_dir_header, false,
+            "If true, adds the file directory to the header of the log messages");
+DEFINE_bool(skip_headers, false, "If true, avoid header prefixes in the log messages");
+DEFINE_bool(one_output, false,
+            "If true, only write logs to their native severity level (no effect here)");
+DEFINE_bool(skip_log_headers, false, "If true, avoid headers when opening log files (no effect here)");
+DEFINE_string(stderrthreshold, "2",
+              "logs at or above this threshold go to stderr when writing to files (no effect "
+              "here)");
+DEFINE_string(log_backtrace_at, ":0",
+              "when logging hits line file:N, emit a stack trace (no effect here)");
 
 namespace ndr::logging {
 namespace {
@@ -91,6 +119,7 @@ class Output {
   void Configure(const Options& options) {
     std::lock_guard<std::mutex> lock(mu_);
     json_ = options.format == "json";
+    text_style_ = options.text_style;
     split_ = options.split_stream;
     buffer_limit_ = options.split_stream ? options.info_buffer_size : 0;
     if (buffer_limit_ > 0 && !flusher_.joinable()) {
@@ -117,6 +146,10 @@ class Output {
   bool json() {
     std::lock_guard<std::mutex> lock(mu_);
     return json_;
+  }
+  TextStyle text_style() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return text_style_;
   }
 
   // `line` ends in '\n'. Info lines go to stdout when split.
@@ -158,6 +191,7 @@ class Output {
   std::mutex mu_;
   std::condition_variable wake_;
   bool json_ = false;
+  TextStyle text_style_;
   bool split_ = false;
   int64_t buffer_limit_ = 0;
   std::string buffer_;
@@ -170,32 +204,38 @@ Output& TheOutput() {
   return *output;
 }
 
+// --v and --vmodule, as Init set them. Read on every NDR_VLOG; set once, before other threads.
+class Verbosity {
+ public:
+  void Configure(int verbosity, std::vector<ModuleVerbosity> modules) {
+    verbosity_.store(verbosity, std::memory_order_relaxed);
+    modules_ = std::move(modules);
+    has_modules_.store(!modules_.empty(), std::memory_order_release);
+  }
+  bool On(int verbosity, const char* file) const {
+    if (!has_modules_.load(std::memory_order_acquire)) {
+      return verbosity <= verbosity_.load(std::memory_order_relaxed);
+    }
+    return verbosity <= VerbosityFor(file, verbosity_.load(std::memory_order_relaxed), modules_);
+  }
+
+ private:
+  std::atomic<int> verbosity_{0};
+  std::atomic<bool> has_modules_{false};
+  std::vector<ModuleVerbosity> modules_;
+};
+
+Verbosity& TheVerbosity() {
+  static auto* verbosity = new Verbosity();  // never destroyed, as TheOutput
+  return *verbosity;
+}
+
 // Flushes buffered info at exit.
 struct FlushAtExit {
   ~FlushAtExit() { TheOutput().Flush(); }
 } flush_at_exit;
 
-Severity FromGlog(google::LogSeverity severity) {
-  switch (severity) {
-    case google::GLOG_INFO: return Severity::kInfo;
-    case google::GLOG_WARNING: return Severity::kWarning;
-    case google::GLOG_ERROR: return Severity::kError;
-    default: return Severity::kFatal;
-  }
-}
-
-// What still logs through glog (CHECK failures, libraries) comes out in the chosen format.
-class GlogBridge final : public google::LogSink {
- public:
-  void send(google::LogSeverity severity, const char* full_filename, const char*, int line,
-            const google::LogMessageTime& time, const char* message,
-            size_t message_len) override {
-    Write(FromGlog(severity), full_filename, line, 0, absl::string_view(message, message_len), {},
-          absl::FromUnixMicros(static_cast<int64_t>(time.timestamp()) * 1000000 + time.usec()));
-  }
-};
-
-// And so does what gRPC logs.
+// What gRPC logs comes out in the chosen format.
 void GprBridge(gpr_log_func_args* args) {
   const Severity severity = args->severity == GPR_LOG_SEVERITY_ERROR ? Severity::kError
                                                                       : Severity::kInfo;
@@ -241,6 +281,96 @@ absl::StatusOr<int64_t> ParseQuantity(absl::string_view text) {
       absl::StrCat("\"", original, "\": unable to parse quantity's suffix \"", suffix, "\""));
 }
 
+absl::StatusOr<std::vector<ModuleVerbosity>> ParseVmodule(absl::string_view text) {
+  // klog internal/verbosity VModule.Set (v2.110.1): the same error for every malformed entry.
+  std::vector<ModuleVerbosity> modules;
+  for (absl::string_view entry : absl::StrSplit(text, ',')) {
+    if (entry.empty()) continue;
+    const std::vector<absl::string_view> parts = absl::StrSplit(entry, '=');
+    int verbosity = 0;
+    if (parts.size() != 2 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &verbosity)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "syntax error: expect comma-separated list of filename=N (at \"", entry, "\")"));
+    }
+    if (verbosity == 0) continue;  // klog drops these: --v decides for such files
+    modules.push_back({std::string(parts[0]), verbosity});
+  }
+  return modules;
+}
+
+int VerbosityFor(absl::string_view file, int verbosity,
+                 const std::vector<ModuleVerbosity>& modules) {
+  // klog matches runtime.Caller's path less ".go"; ours is __FILE__ less its extension.
+  std::string full(file);
+  const size_t slash = full.rfind('/');
+  const size_t dot = full.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) full.resize(dot);
+  const std::string name = slash == std::string::npos ? full : full.substr(slash + 1);
+  for (const ModuleVerbosity& module : modules) {
+    const bool path = module.pattern.find('/') != std::string::npos;
+    // FNM_PATHNAME: '*' and '?' do not match '/', as in filepath.Match.
+    if (fnmatch(module.pattern.c_str(), path ? full.c_str() : name.c_str(), FNM_PATHNAME) == 0) {
+      return module.verbosity;
+    }
+  }
+  return verbosity;
+}
+
+bool VerboseAt(int verbosity, const char* file) { return TheVerbosity().On(verbosity, file); }
+
+namespace {
+
+// klog's flags, checked as klog parses them; those set to a value whose effect this program does
+// not have become notices.
+absl::Status CheckKlogFlags(Options* options) {
+  // klog severityValue.Set: a severity name in any case, or a number.
+  const std::string threshold = absl::AsciiStrToUpper(FLAGS_stderrthreshold);
+  int number = 0;
+  if (threshold != "INFO" && threshold != "WARNING" && threshold != "ERROR" &&
+      threshold != "FATAL" && !absl::SimpleAtoi(threshold, &number)) {
+    return FlagError("stderrthreshold",
+                     absl::StrCat("\"", FLAGS_stderrthreshold,
+                                  "\" is not a severity (INFO, WARNING, ERROR, FATAL or a number)"));
+  }
+  // klog traceLocation.Set: empty, or file:N with a '.' in the file and N above 0.
+  if (!FLAGS_log_backtrace_at.empty() && FLAGS_log_backtrace_at != ":0") {
+    const std::vector<absl::string_view> parts = absl::StrSplit(FLAGS_log_backtrace_at, ':');
+    int line = 0;
+    if (parts.size() != 2 || !absl::StrContains(parts[0], ".") ||
+        !absl::SimpleAtoi(parts[1], &line) || line <= 0) {
+      return FlagError("log_backtrace_at",
+                       absl::StrCat("\"", FLAGS_log_backtrace_at,
+                                    "\": syntax error: expect file.go:234"));
+    }
+  }
+  if (options->format == "json") {
+    for (const auto& [flag, set] : {std::pair{"skip_headers", FLAGS_skip_headers},
+                                    std::pair{"add_dir_header", FLAGS_add_dir_header}}) {
+      if (set) return FlagError(flag, "only supported for text log format");
+    }
+  }
+  options->text_style.skip_headers = FLAGS_skip_headers;
+  options->text_style.add_dir_header = FLAGS_add_dir_header;
+
+  static constexpr char kNoFiles[] =
+      "every line goes to standard error; this program writes no log files";
+  for (const char* flag : {"logtostderr", "alsologtostderr", "log_dir", "log_file",
+                           "log_file_max_size", "one_output", "skip_log_headers",
+                           "stderrthreshold", "log_backtrace_at"}) {
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(flag, &info) || info.is_default) continue;
+    // --logtostderr (true) asks for what is done anyway.
+    if (std::string_view(flag) == "logtostderr" && FLAGS_logtostderr) continue;
+    options->notices.push_back(
+        {absl::StrCat("--", flag, "=", info.current_value),
+         std::string_view(flag) == "log_backtrace_at" ? "this program writes no stack traces"
+                                                      : kNoFiles});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Options> OptionsFromFlags() {
   Options options;
   if (FLAGS_logging_format != "text" && FLAGS_logging_format != "json") {
@@ -257,9 +387,13 @@ absl::StatusOr<Options> OptionsFromFlags() {
   }
   options.flush_frequency = *flush;
   if (FLAGS_v < 0) return FlagError("v", absl::StrCat(FLAGS_v, " is negative"));
+  options.verbosity = FLAGS_v;
   if (options.format == "json" && !FLAGS_vmodule.empty()) {
     return FlagError("vmodule", "only supported for text log format");
   }
+  absl::StatusOr<std::vector<ModuleVerbosity>> modules = ParseVmodule(FLAGS_vmodule);
+  if (!modules.ok()) return FlagError("vmodule", modules.status().message());
+  options.modules = *std::move(modules);
   const bool json = options.format == "json";
   for (const auto& [flag, value, mine] :
        {std::tuple{"log-text-info-buffer-size", &FLAGS_log_text_info_buffer_size, !json},
@@ -269,23 +403,18 @@ absl::StatusOr<Options> OptionsFromFlags() {
     if (mine) options.info_buffer_size = *size;
   }
   options.split_stream = json ? FLAGS_log_json_split_stream : FLAGS_log_text_split_stream;
+  if (absl::Status klog = CheckKlogFlags(&options); !klog.ok()) return klog;
   return options;
 }
 
-void Init(const char* argv0, const Options& options) {
+void Init(const Options& options) {
   TheOutput().Configure(options);
-  google::InitGoogleLogging(argv0);
-  // glog itself writes nothing: no files (--log_dir and friends are accepted and have no
-  // effect), no stderr of its own; its messages come through the bridge.
-  FLAGS_logtostderr = false;
-  FLAGS_alsologtostderr = false;
-  FLAGS_stderrthreshold = google::NUM_SEVERITIES;
-  for (int severity = 0; severity < google::NUM_SEVERITIES; ++severity) {
-    google::SetLogDestination(severity, "");
-  }
-  static GlogBridge bridge;
-  google::AddLogSink(&bridge);
+  TheVerbosity().Configure(options.verbosity, options.modules);
   gpr_set_log_function(&GprBridge);
+  for (const Options::Notice& notice : options.notices) {
+    NDR_LOG(WARNING) << "A klog flag has no effect here" << Kv("flag", notice.flag)
+                     << Kv("reason", notice.reason);
+  }
 }
 
 void Flush() { TheOutput().Flush(); }
@@ -319,14 +448,19 @@ Line::~Line() {
 
 std::string TextLine(Severity severity, absl::string_view file, int line,
                      absl::string_view message, const std::vector<Kv>& pairs, absl::Time time,
-                     int pid) {
-  // klog's header (internal/buffer FormatHeader): Lmmdd hh:mm:ss.uuuuuu ppppppp file:line]
-  const absl::TimeZone local = absl::LocalTimeZone();
-  static constexpr char kLetters[] = "IWEF";
-  std::string out = absl::StrCat(
-      std::string(1, kLetters[static_cast<int>(severity)]),
-      absl::FormatTime("%m%d %H:%M:%S.%E6f", time, local), " ",
-      absl::StrFormat("%7d", pid % 10000000), " ", BaseName(file), ":", line, "] ");
+                     int pid, const TextStyle& style) {
+  // klog's header (internal/buffer FormatHeader): Lmmdd hh:mm:ss.uuuuuu ppppppp file:line],
+  // the file with its directory under --add_dir_header, none at all under --skip_headers
+  // (klog.go formatHeader and header, v2.110.1).
+  std::string out;
+  if (!style.skip_headers) {
+    const absl::TimeZone local = absl::LocalTimeZone();
+    static constexpr char kLetters[] = "IWEF";
+    out = absl::StrCat(std::string(1, kLetters[static_cast<int>(severity)]),
+                       absl::FormatTime("%m%d %H:%M:%S.%E6f", time, local), " ",
+                       absl::StrFormat("%7d", pid % 10000000), " ",
+                       style.add_dir_header ? ShortCaller(file) : BaseName(file), ":", line, "] ");
+  }
   if (pairs.empty()) {
     // Unstructured (klog.Info): the text as it is.
     out.append(message.data(), message.size());
@@ -386,7 +520,8 @@ void Write(Severity severity, absl::string_view file, int line, int verbosity,
   Output& output = TheOutput();
   std::string text = output.json()
                          ? JsonLine(severity, file, line, verbosity, message, pairs, time)
-                         : TextLine(severity, file, line, message, pairs, time, getpid());
+                         : TextLine(severity, file, line, message, pairs, time, getpid(),
+                                    output.text_style());
   if (text.empty() || text.back() != '\n') text.push_back('\n');
   // Split streams: klog's text router sends 'I' lines to stdout; component-base's JSON logger
   // sends everything below Error there.

@@ -6,9 +6,21 @@
 
 #include <string>
 
+#include "gflags/gflags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "test/util/matchers.h"
+
+DECLARE_int32(v);
+DECLARE_string(vmodule);
+DECLARE_string(logging_format);
+DECLARE_string(log_dir);
+DECLARE_bool(logtostderr);
+DECLARE_bool(alsologtostderr);
+DECLARE_bool(skip_headers);
+DECLARE_bool(add_dir_header);
+DECLARE_string(stderrthreshold);
+DECLARE_string(log_backtrace_at);
 
 namespace ndr::logging {
 namespace {
@@ -68,6 +80,124 @@ TEST(JsonLineTest, ComponentBaseKeysAndOrder) {
             "{\"ts\":1763802183639.649,\"caller\":\"x.cc:3\",\"msg\":\"GetInfo\",\"v\":4}");
   EXPECT_EQ(JsonLine(Severity::kWarning, "x.cc", 3, 0, "a\x01\xff", {}, time),
             "{\"ts\":1763802183639.649,\"caller\":\"x.cc:3\",\"msg\":\"a\\u0001\\ufffd\",\"v\":0}");
+}
+
+// --skip_headers and --add_dir_header, as klog v2.110.1 (klog.go header, formatHeader) writes them.
+TEST(TextLineTest, KlogHeaderFlags) {
+  TextStyle skip, dir;
+  skip.skip_headers = true;
+  dir.add_dir_header = true;
+  EXPECT_EQ(TextLine(Severity::kInfo, "registrar/reg_socket.cc", 74, "Removed",
+                     {Kv("path", "/x")}, LocalTime(), 4836, skip),
+            "\"Removed\" path=\"/x\"");
+  EXPECT_EQ(TextLine(Severity::kInfo, "registrar/reg_socket.cc", 74, "Removed", {}, LocalTime(),
+                     4836, dir),
+            "I1122 09:03:03.639649    4836 registrar/reg_socket.cc:74] Removed");
+  // The last directory only, as klog cuts the path.
+  EXPECT_EQ(TextLine(Severity::kError, "kubeletclient/csi/csi_attacher.cc", 9, "m", {},
+                     LocalTime(), 1, dir),
+            "E1122 09:03:03.639649       1 csi/csi_attacher.cc:9] m");
+}
+
+// klog internal/verbosity (v2.110.1): VModule.Set's syntax, and setV's matching.
+TEST(VmoduleTest, ParsesAsKlogDoes) {
+  auto modules = ParseVmodule("registrar=4,reg_*=2,,x=0,kubeletclient/csi/*=5");
+  ASSERT_THAT(modules.status(), IsOk());
+  ASSERT_EQ(modules->size(), 3u) << "an empty entry and N=0 are dropped";
+  EXPECT_EQ((*modules)[0].pattern, "registrar");
+  EXPECT_EQ((*modules)[0].verbosity, 4);
+  EXPECT_EQ((*modules)[2].pattern, "kubeletclient/csi/*");
+  EXPECT_THAT(ParseVmodule("").status(), IsOk());
+  for (const char* bad : {"registrar", "=4", "registrar=four", "a=1=2", "a=1,b"}) {
+    EXPECT_THAT(ParseVmodule(bad).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "syntax error: expect comma-separated list of filename=N"))
+        << bad;
+  }
+}
+
+TEST(VmoduleTest, MatchesTheFileNameOrItsPath) {
+  const std::vector<ModuleVerbosity> modules = *ParseVmodule(
+      "registrar=4,reg_*=2,kubeletclient/csi/*=5,health.h=7,?ealth=6");
+  // The name less its extension.
+  EXPECT_EQ(VerbosityFor("registrar/registrar.cc", 0, modules), 4);
+  EXPECT_EQ(VerbosityFor("registrar/registrar.h", 0, modules), 4);
+  EXPECT_EQ(VerbosityFor("registrar/reg_socket.cc", 1, modules), 2);
+  // A pattern with a slash against the path; '*' stops at '/'.
+  EXPECT_EQ(VerbosityFor("kubeletclient/csi/csi_attacher.cc", 0, modules), 5);
+  EXPECT_EQ(VerbosityFor("kubeletclient/csi/nodeinfomanager/x.cc", 3, modules), 3);
+  // The extension is never part of the name matched; the first match wins.
+  EXPECT_EQ(VerbosityFor("registrar/health.h", 0, modules), 6);
+  // No match: --v.
+  EXPECT_EQ(VerbosityFor("logging/logging.cc", 3, modules), 3);
+  EXPECT_EQ(VerbosityFor("main.cc", 1, {}), 1);
+}
+
+TEST(OptionsTest, VerbosityFlags) {
+  gflags::FlagSaver saver;
+  FLAGS_v = 2;
+  FLAGS_vmodule = "registrar=5";
+  auto options = OptionsFromFlags();
+  ASSERT_THAT(options.status(), IsOk());
+  EXPECT_EQ(options->verbosity, 2);
+  ASSERT_EQ(options->modules.size(), 1u);
+  EXPECT_EQ(options->modules[0].verbosity, 5);
+  FLAGS_vmodule = "registrar";
+  EXPECT_THAT(OptionsFromFlags().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--vmodule: syntax error"));
+}
+
+// klog's flags: checked as klog checks them; set to something this program does not do, a
+// notice naming the flag; headers set for JSON, an error.
+TEST(OptionsTest, KlogFlags) {
+  {
+    gflags::FlagSaver saver;
+    auto options = OptionsFromFlags();
+    ASSERT_THAT(options.status(), IsOk());
+    EXPECT_THAT(options->notices, ::testing::IsEmpty()) << "klog's defaults need no notice";
+  }
+  {
+    gflags::FlagSaver saver;
+    gflags::SetCommandLineOption("logtostderr", "true");
+    gflags::SetCommandLineOption("skip_headers", "true");
+    gflags::SetCommandLineOption("stderrthreshold", "info");
+    auto options = OptionsFromFlags();
+    ASSERT_THAT(options.status(), IsOk());
+    EXPECT_TRUE(options->text_style.skip_headers);
+    ASSERT_EQ(options->notices.size(), 1u) << "--logtostderr=true is what happens anyway";
+    EXPECT_EQ(options->notices[0].flag, "--stderrthreshold=info");
+  }
+  {
+    gflags::FlagSaver saver;
+    gflags::SetCommandLineOption("logtostderr", "false");
+    gflags::SetCommandLineOption("log_dir", "/var/log/x");
+    gflags::SetCommandLineOption("log_backtrace_at", "main.go:12");
+    auto options = OptionsFromFlags();
+    ASSERT_THAT(options.status(), IsOk());
+    ASSERT_EQ(options->notices.size(), 3u);
+    EXPECT_EQ(options->notices[0].flag, "--logtostderr=false");
+    EXPECT_THAT(options->notices[0].reason, ::testing::HasSubstr("no log files"));
+    EXPECT_EQ(options->notices[1].flag, "--log_dir=/var/log/x");
+    EXPECT_EQ(options->notices[2].flag, "--log_backtrace_at=main.go:12");
+    EXPECT_THAT(options->notices[2].reason, ::testing::HasSubstr("no stack traces"));
+  }
+  for (const auto& [flag, value, error] :
+       {std::tuple{"stderrthreshold", "LOUD", "--stderrthreshold: \"LOUD\" is not a severity"},
+        std::tuple{"log_backtrace_at", "main:12", "--log_backtrace_at: \"main:12\": syntax"},
+        std::tuple{"log_backtrace_at", "main.go:0", "--log_backtrace_at: \"main.go:0\": syntax"},
+        std::tuple{"log_backtrace_at", "main.go", "--log_backtrace_at: \"main.go\": syntax"}}) {
+    gflags::FlagSaver saver;
+    gflags::SetCommandLineOption(flag, value);
+    EXPECT_THAT(OptionsFromFlags().status(), StatusIs(absl::StatusCode::kInvalidArgument, error));
+  }
+  {
+    gflags::FlagSaver saver;
+    FLAGS_logging_format = "json";
+    FLAGS_add_dir_header = true;
+    EXPECT_THAT(OptionsFromFlags().status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "--add_dir_header: only supported for text log format"));
+  }
 }
 
 TEST(ParseQuantityTest, ComponentBaseSizes) {

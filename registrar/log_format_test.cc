@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -235,6 +236,12 @@ TEST_F(LogFormatTest, BadLoggingFlagsAreOneLineErrors) {
       {{"--logging-format=json", "--vmodule=registrar=4"},
        "--vmodule: only supported for text log format"},
       {{"--v=-1"}, "--v: -1 is negative"},
+      {{"--vmodule=registrar"},
+       "--vmodule: syntax error: expect comma-separated list of filename=N"},
+      {{"--stderrthreshold=LOUD"}, "--stderrthreshold: \"LOUD\" is not a severity"},
+      {{"--log_backtrace_at=main"}, "--log_backtrace_at: \"main\": syntax error"},
+      {{"--logging-format=json", "--skip_headers"},
+       "--skip_headers: only supported for text log format"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {Runfile("registrar/csi-node-driver-registrar"),
@@ -249,6 +256,46 @@ TEST_F(LogFormatTest, BadLoggingFlagsAreOneLineErrors) {
     EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
     EXPECT_THAT(::ndr::testing::DirEntries(reg_), ::testing::IsEmpty());
   }
+}
+
+// The klog flags of the Go registrar v2.0-v2.10 (see logging/logging.cc): --skip_headers and
+// --add_dir_header change the text header as klog's do; --logtostderr=false and the file flags
+// write no file anywhere, and each says so once, as a warning naming the flag.
+TEST_F(LogFormatTest, KlogFlagsOfOlderManifests) {
+  const std::string files = dir_.Join("files");
+  ASSERT_EQ(mkdir(files.c_str(), 0755), 0);
+  {
+    const std::vector<std::string> lines = Lines(FullRun({"--skip_headers"}));
+    ASSERT_FALSE(lines.empty());
+    for (const std::string& line : lines) {
+      EXPECT_FALSE(std::regex_search(line, std::regex("^[IWEF][0-9]{4} "))) << line;
+    }
+    EXPECT_THAT(lines, ::testing::Contains(::testing::StartsWith("\"Registration socket serving\"")));
+  }
+  {
+    const std::string log = FullRun({"--add_dir_header", "--v=4"});
+    EXPECT_THAT(log, HasSubstr(" registrar/registrar.cc:"));
+    EXPECT_THAT(log, ::testing::Not(HasSubstr("] A klog flag")));
+  }
+  const std::string log =
+      FullRun({"--logtostderr=false", "--log_dir=" + files, "--log_file=" + files + "/x.log",
+               "--alsologtostderr", "--one_output", "--stderrthreshold=INFO"});
+  for (const std::string& flag : std::vector<std::string>{
+           "--logtostderr=false", "--log_dir=" + files, "--log_file=" + files + "/x.log",
+           "--alsologtostderr=true", "--one_output=true", "--stderrthreshold=INFO"}) {
+    const std::string line = "\"A klog flag has no effect here\" flag=\"" + flag + "\"";
+    const std::vector<std::string> lines = Lines(log);
+    EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                            [&](const std::string& l) {
+                              return l[0] == 'W' && absl::StrContains(l, line);
+                            }),
+              1)
+        << flag << "\n"
+        << log;
+  }
+  EXPECT_THAT(::ndr::testing::DirEntries(files), ::testing::IsEmpty());
+  // Registered and stopped as always: the full run's steps all passed above.
+  EXPECT_THAT(log, HasSubstr("Registration socket serving"));
 }
 
 }  // namespace

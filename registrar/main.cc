@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     std::cerr << "csi-node-driver-registrar: " << logging.status().message() << std::endl;
     return 1;
   }
-  ndr::logging::Init(argv[0], *logging);
+  ndr::logging::Init(*logging);
   if (argc > 1) {
     std::cerr << "csi-node-driver-registrar: unexpected argument \"" << argv[1]
               << "\"; all options are --flags" << std::endl;

@@ -330,7 +330,7 @@ TEST_F(RegistrarTest, VersionProbeModeAndPprof) {
 }
 
 // --help as the Go registrar's flag package prints it: the usage line, the registrar's flags and
-// the logging flags, each with its default; none of glog's or gflags' own; exit 0. Any
+// the logging flags, each with its default; none of gflags' own nor klog's; exit 0. Any
 // spelling Go's flag package takes.
 TEST_F(RegistrarTest, HelpListsTheRegistrarsAndTheLoggingFlagsOnly) {
   for (const char* spelling : {"--help", "-help", "-h"}) {

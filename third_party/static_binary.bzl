@@ -4,7 +4,7 @@ def static_cc_binary(name, deps = [], **kwargs):
     """A cc_binary linked fully statically, with unused sections dropped.
 
     Sanitizer builds (--config=asan/ubsan/tsan) cannot link statically; they get an ordinary
-    dynamic binary. //third_party:static_runtime supplies what Debian's static archives need.
+    dynamic binary.
     """
     native.cc_binary(
         name = name,
@@ -38,9 +38,6 @@ def static_cc_binary(name, deps = [], **kwargs):
                 "//toolchain/static_start:files",
             ],
         }),
-        deps = deps + select({
-            "//third_party:sanitizer_build": [],
-            "//conditions:default": ["//third_party:static_runtime"],
-        }),
+        deps = deps,
         **kwargs
     )

@@ -39,7 +39,6 @@ extern "C" const char* __tsan_default_suppressions() {
          "called_from_lib:libabsl_cord.so\n"
          "called_from_lib:libabsl_cord_internal.so\n"
          "called_from_lib:libabsl_time_zone.so\n"
-         "called_from_lib:libglog.so\n"
          "called_from_lib:libevent_core-2.1.so\n"
          "called_from_lib:libevent_extra-2.1.so\n"
          "race:grpc::internal::CallOp\n"

@@ -42,12 +42,16 @@ LivenessWatch::LivenessWatch(std::function<void(const std::string&)> dead)
     : dead_(std::move(dead)),
       epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  PCHECK(epoll_fd_ >= 0) << "epoll_create1";
-  PCHECK(wake_fd_ >= 0) << "eventfd";
+  // Only a process out of file descriptors or kernel memory fails these; nothing can be
+  // watched then.
+  if (epoll_fd_ < 0) NDR_LOG(FATAL) << "Cannot create an epoll instance" << logging::Err(strerror(errno));
+  if (wake_fd_ < 0) NDR_LOG(FATAL) << "Cannot create an eventfd" << logging::Err(strerror(errno));
   epoll_event event = {};
   event.events = EPOLLIN;
   event.data.u64 = 0;  // entry ids start at 1
-  PCHECK(epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) == 0) << "epoll_ctl";
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
+    NDR_LOG(FATAL) << "Cannot watch the eventfd" << logging::Err(strerror(errno));
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 

@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
   if (!logging.ok()) return Fail(logging.status());
-  ndr::logging::Init(argv[0], *logging);
+  ndr::logging::Init(*logging);
   if (argc > 1) {
     return Fail(absl::InvalidArgumentError(
         std::string("unexpected argument \"") + argv[1] + "\"; all options are --flags"));

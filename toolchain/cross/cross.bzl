@@ -99,7 +99,7 @@ def cross_toolchain(arch):
         host_system_name = "x86_64-linux-gnu",
         link_flags = [
             # GNU ld, not gold: gold's static aarch64 links leave the unwinder without frame data
-            # (glog's start-up backtrace then aborts).
+            # (a thrown exception then aborts the program).
             "-Wl,-no-as-needed",
             "-Wl,-z,relro,-z,now",
             "-pass-exit-codes",
