@@ -297,7 +297,7 @@ inline const std::vector<Manifest>& Manifests() {
        {"--csi-address=/csi/csi.sock",
         "--kubelet-registration-path=/var/lib/kubelet/plugins/ebs.csi.aws.com/csi.sock",
         "--http-endpoint=127.0.0.1:10309", "--v=2"}},
-      // Not a manifest: krustlet's CSI test starts the registrar binary itself, with the glog
+      // Not a manifest: krustlet's CSI test starts the registrar binary itself, with the klog
       // flag --logtostderr that manifests from before v2.11 pass too, and double dashes split.
       {"krustlet_logtostderr", "mock.csi.krustlet.dev",
        "krustlet/krustlet@6b236e47869b tests/csi/setup.rs (driver: tests/csi/mod.rs)",

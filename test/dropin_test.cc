@@ -306,36 +306,46 @@ std::string TestName(const ::testing::TestParamInfo<Manifest>& info) { return in
 INSTANTIATE_TEST_SUITE_P(PublicManifests, DropInTest,
                          ::testing::ValuesIn(dropin::Manifests()), TestName);
 
-// A line of test/go_registrar_v2.17.0_flags.tsv: a flag of the newest Go registrar, and a value it
-// accepts.
+// A line of test/go_registrar_v2.17.0_flags.tsv or test/go_registrar_v2.0-v2.10_flags.tsv: a flag
+// of a Go registrar, and a value it accepts.
 struct GoFlag {
   std::string name, type, default_value, value;
-  std::string expect;  // "serves": registers with it; "exit0": exits 0 at once
+  std::string expect;    // "serves": registers with it; "exit0": exits 0 at once
+  std::string releases;  // the older list only: the releases that had it
 };
 
-std::vector<GoFlag> GoRegistrarFlags() {
-  const std::string path = Runfile("test/go_registrar_v2.17.0_flags.tsv");
+constexpr char kNewestFlags[] = "test/go_registrar_v2.17.0_flags.tsv";
+constexpr char kOlderFlags[] = "test/go_registrar_v2.0-v2.10_flags.tsv";
+
+std::vector<GoFlag> GoRegistrarFlags(const std::string& list = kNewestFlags) {
+  const std::string path = Runfile(list);
+  const size_t columns = list == kOlderFlags ? 6 : 5;
   std::string text;
   if (!::ndr::testing::ReadFile(path, &text)) ADD_FAILURE() << "cannot read " << path;
   std::vector<GoFlag> flags;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     if (absl::StartsWith(line, "#")) continue;
     std::vector<std::string> fields = absl::StrSplit(line, '\t');
-    if (fields.size() != 5) {
-      ADD_FAILURE() << path << ": not 5 tab-separated fields: " << line;
+    if (fields.size() != columns) {
+      ADD_FAILURE() << path << ": not " << columns << " tab-separated fields: " << line;
       continue;
     }
-    flags.push_back({fields[0], fields[1], fields[2], fields[3], fields[4]});
+    fields.resize(6);
+    flags.push_back({fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]});
   }
   return flags;
 }
 
-// Each flag that registers, as a manifest: what every manifest passes, and that flag set to its
-// value (in place of the common one, for the common flags).
-std::vector<Manifest> GoFlagManifests() {
+// Each flag of `list` that registers, as a manifest: what every manifest passes, and that flag
+// set to its value (in place of the common one, for the common flags). From the older list,
+// only the flags the newest release no longer has (klog's): the others are the newest list's.
+std::vector<Manifest> GoFlagManifests(const std::string& list = kNewestFlags) {
+  std::set<std::string> newest;
+  for (const GoFlag& flag : GoRegistrarFlags()) newest.insert(flag.name);
   std::vector<Manifest> manifests;
-  for (const GoFlag& flag : GoRegistrarFlags()) {
+  for (const GoFlag& flag : GoRegistrarFlags(list)) {
     if (flag.expect != "serves") continue;
+    if (list != kNewestFlags && newest.count(flag.name)) continue;
     std::map<std::string, std::string> values = {
         {"csi-address", "/csi/csi.sock"},
         {"kubelet-registration-path", "/var/lib/kubelet/plugins/sample/csi.sock"},
@@ -345,7 +355,7 @@ std::vector<Manifest> GoFlagManifests() {
     Manifest manifest;
     manifest.id = absl::StrReplaceAll(flag.name, {{"-", "_"}});
     manifest.driver = "sample.csi.example.com";
-    manifest.source = "test/go_registrar_v2.17.0_flags.tsv";
+    manifest.source = list;
     for (const auto& [name, value] : values) {
       manifest.args.push_back(absl::StrCat("--", name, "=", value));
     }
@@ -358,6 +368,28 @@ std::vector<Manifest> GoFlagManifests() {
 // serve /healthz and stop cleanly with it, as with any manifest.
 INSTANTIATE_TEST_SUITE_P(GoRegistrarV2_17_0Flags, DropInTest,
                          ::testing::ValuesIn(GoFlagManifests()), TestName);
+
+// Every flag of the Go registrar v2.0-v2.10 the newest release no longer has (klog's flags, which
+// manifests written for those releases pass): our registrar must register with each.
+INSTANTIATE_TEST_SUITE_P(GoRegistrarV2_0ToV2_10Flags, DropInTest,
+                         ::testing::ValuesIn(GoFlagManifests(kOlderFlags)), TestName);
+
+TEST(GoFlagsTest, TheOlderListIsWhole) {
+  const std::vector<GoFlag> flags = GoRegistrarFlags(kOlderFlags);
+  // 23 in v2.10.1's --help (v2.0.1's 19 are among them); a line lost here would be a flag no
+  // test covers.
+  EXPECT_EQ(flags.size(), 23u);
+  std::set<std::string> newest;
+  for (const GoFlag& flag : GoRegistrarFlags()) newest.insert(flag.name);
+  int klog = 0;
+  for (const GoFlag& flag : flags) {
+    EXPECT_THAT(flag.releases, ::testing::MatchesRegex("v2\\.[0-9]+\\.[0-9]+-v2\\.10\\.1"))
+        << flag.name;
+    if (!newest.count(flag.name)) ++klog;
+  }
+  EXPECT_EQ(klog, 11) << "klog's flags less --v and --vmodule";
+  EXPECT_EQ(GoFlagManifests(kOlderFlags).size(), 11u);
+}
 
 TEST(GoFlagsTest, TheListIsWhole) {
   const std::vector<GoFlag> flags = GoRegistrarFlags();
