@@ -12,9 +12,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../toolchain/buildroot/buildroot.sh"
 # Each is in toolchain/buildroot/packages too (//toolchain/buildroot:buildroot_test).
 NDR_PACKAGES=(
   bazel-bootstrap bazel-platforms bazel-rules-java bazel-rules-proto bazel-skylib
-  g++ pkg-config libunwind-dev liblzma-dev zlib1g-dev
+  g++ pkg-config zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libgflags-dev libgoogle-glog-dev libabsl-dev
+  libgflags-dev libabsl-dev
   libevent-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
   python3 openssl mount
 )

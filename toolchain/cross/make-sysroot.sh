@@ -3,7 +3,7 @@
 # toolchain/cross/) compiles and links against: Debian's -dev packages, for that architecture, of
 # every library the registrar and the sample driver link, at exactly the versions installed for
 # amd64 (the headers and protoc's generated code must agree), downloaded with apt and unpacked with
-# dpkg-deb -x, never installed: several of them (glog, gflags, libevent) cannot be installed beside
+# dpkg-deb -x, never installed: several of them (gflags, libevent) cannot be installed beside
 # their amd64 versions. Nothing outside Debian's archive is fetched, and the machine's dpkg
 # architectures are left alone: apt reads that architecture's package lists into a state
 # directory of its own.
@@ -42,7 +42,7 @@ sysroot=${2:-/var/cache/ndr-$arch-sysroot}
 # cross toolchains (cross.bzl) take this one, the current release's, instead.
 packages=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev zlib1g-dev
-  libgflags-dev libgoogle-glog-dev libunwind-dev liblzma-dev libzstd-dev libevent-dev libssl-dev
+  libgflags-dev libzstd-dev libevent-dev libssl-dev
   libyaml-cpp-dev libc6-dev linux-libc-dev
 )
 
