@@ -217,14 +217,17 @@ TEST_F(RegistrationRaceTest, Pid1StartsBesideAnotherRegistrarsTemporarySocketAnd
   }
 }
 
-// Two registrars, each PID 1 of its own PID namespace and each for a driver of its own, started at
-// the same moment in one registration directory, 50 times: both register every time, each
-// socket answering with its own driver's name, and no temporary socket is left behind.
-TEST_F(RegistrationRaceTest, TwoPid1RegistrarsStartingTogetherBothRegister) {
+// Three registrars, each PID 1 of its own PID namespace and each for a driver of its own, started
+// at the same moment in one registration directory (a node's boot with three CSI drivers), 50
+// times: all register every time, each socket answering with its own driver's name, and no
+// temporary socket is left behind.
+TEST_F(RegistrationRaceTest, ThreePid1RegistrarsStartingTogetherAllRegister) {
   constexpr int kRounds = 50;
-  const std::string names[2] = {"a.csi.example.com", "b.csi.example.com"};
-  auto driver_a = StartDriver(names[0]);
-  auto driver_b = StartDriver(names[1]);
+  constexpr int kRegistrars = 3;
+  const std::string names[kRegistrars] = {"a.csi.example.com", "b.csi.example.com",
+                                          "c.csi.example.com"};
+  std::unique_ptr<Subprocess> drivers[kRegistrars];
+  for (int i = 0; i < kRegistrars; ++i) drivers[i] = StartDriver(names[i]);
   const absl::Time began = absl::Now();
   int rounds = 0;
   for (; rounds < kRounds; ++rounds) {
@@ -239,42 +242,51 @@ TEST_F(RegistrationRaceTest, TwoPid1RegistrarsStartingTogetherBothRegister) {
     // Close-on-exec, so that no child holds it open.
     const int gate_fd = open(gate.c_str(), O_RDWR | O_CLOEXEC);
     ASSERT_GE(gate_fd, 0) << strerror(errno);
-    std::unique_ptr<Subprocess> registrars[2];
-    for (int i = 0; i < 2; ++i) {
+    std::unique_ptr<Subprocess> registrars[kRegistrars];
+    for (int i = 0; i < kRegistrars; ++i) {
       registrars[i] = StartPid1Registrar(names[i], reg_dir, round + "/" + names[i] + ".log", gate,
                                          round + "/" + names[i] + ".ready");
     }
-    const bool both_waiting = PollUntil([&] {
-      return (Exists(round + "/" + names[0] + ".ready") &&
-              Exists(round + "/" + names[1] + ".ready")) ||
-             !registrars[0]->Running() || !registrars[1]->Running();
+    auto all = [&](auto&& holds) {
+      for (int i = 0; i < kRegistrars; ++i) {
+        if (!holds(i)) return false;
+      }
+      return true;
+    };
+    auto all_running = [&] { return all([&](int i) { return registrars[i]->Running(); }); };
+    auto describe = [&] {
+      std::string text;
+      for (int i = 0; i < kRegistrars; ++i) absl::StrAppend(&text, registrars[i]->Describe(), "\n");
+      return text;
+    };
+    const bool all_waiting = PollUntil([&] {
+      return all([&](int i) { return Exists(round + "/" + names[i] + ".ready"); }) ||
+             !all_running();
     });
-    close(gate_fd);  // both read the end of file at once
-    ASSERT_TRUE(both_waiting && registrars[0]->Running() && registrars[1]->Running())
-        << registrars[0]->Describe() << "\n"
-        << registrars[1]->Describe();
+    close(gate_fd);  // all read the end of file at once
+    ASSERT_TRUE(all_waiting && all_running()) << describe();
 
-    const std::string sockets[2] = {reg_dir + "/" + names[0] + "-reg.sock",
-                                    reg_dir + "/" + names[1] + "-reg.sock"};
+    std::vector<std::string> sockets;
+    for (int i = 0; i < kRegistrars; ++i) sockets.push_back(reg_dir + "/" + names[i] + "-reg.sock");
     ASSERT_TRUE(PollUntil([&] {
-      return (InfoName(sockets[0]) == names[0] && InfoName(sockets[1]) == names[1]) ||
-             !registrars[0]->Running() || !registrars[1]->Running();
+      return all([&](int i) { return InfoName(sockets[i]) == names[i]; }) || !all_running();
     }));
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kRegistrars; ++i) {
       EXPECT_TRUE(registrars[i]->Running()) << registrars[i]->Describe();
       EXPECT_EQ(InfoName(sockets[i]), names[i]) << registrars[i]->Describe();
     }
     EXPECT_THAT(DirEntries(reg_dir),
-                ::testing::UnorderedElementsAre(names[0] + "-reg.sock", names[1] + "-reg.sock"));
+                ::testing::UnorderedElementsAre(names[0] + "-reg.sock", names[1] + "-reg.sock",
+                                                names[2] + "-reg.sock"));
     if (rounds == 0) {
-      for (int i = 0; i < 2; ++i) {
+      for (int i = 0; i < kRegistrars; ++i) {
         EXPECT_TRUE(RunsAsPid1(registrars[i]->pid()))
             << "the setup did not make the registrar PID 1: " << registrars[i]->Describe();
       }
     }
     // The first round that fails says why; the rest would only repeat it.
     if (HasFailure()) break;
-  }  // both registrars killed (SIGKILL), as a node's reboot would
+  }  // all registrars killed (SIGKILL), as a node's reboot would
   const absl::Duration took = absl::Now() - began;
   RecordProperty("rounds", rounds);
   RecordProperty("seconds", absl::StrCat(absl::ToDoubleSeconds(took)));
