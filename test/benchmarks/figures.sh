@@ -74,6 +74,11 @@ if [ -z "$release" ]; then
 fi
 scratch=$(mktemp -d /tmp/ndr-figures-release-XXXXXX)
 trap 'rm -rf --one-file-system "$scratch"' EXIT
+# A signal ends the script through its EXIT trap, which removes the scratch directory (bash
+# skips EXIT traps when a signal it has no trap for kills it).
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # The archive's platform as images/assemble.py names it (linux/arm/v7 gives linux-armv7).
 case $(uname -m) in x86_64) arch=amd64 ;; aarch64) arch=arm64 ;; armv7l) arch=armv7 ;; *) arch=$(uname -m) ;; esac
 archive=
