@@ -120,7 +120,7 @@ int Run() {
 
   Subprocess client({Runfile("kubeletclient/kubeletclient"), "watch",
                      "--plugin-registry-dir=" + reg, "--node-status-file=" + status,
-                     "--node-name=bench", "--minloglevel=1"},
+                     "--node-name=bench"},
                     dir.Join("client.log"));
   int fd = inotify_init1(IN_NONBLOCK);
   inotify_add_watch(fd, dir.path().c_str(), IN_MOVED_TO | IN_CLOSE_WRITE);
