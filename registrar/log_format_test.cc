@@ -211,11 +211,13 @@ TEST_F(LogFormatTest, SplitStreamsAndErrors) {
     }
     if (format == "json") {
       EXPECT_THAT(err, HasSubstr("\"msg\":\"Kubelet refused the registration\","
-                                 "\"registered\":false,\"err\":\"RegisterPlugin error -- plugin "
-                                 "validation failed\"}"));
+                                 "\"registered\":false,\"refusal\":\"unknown\",\"why\":"
+                                 "\"a reason kubelet v1.26 to v1.37 does not give\",\"err\":"
+                                 "\"RegisterPlugin error -- plugin validation failed\"}"));
     } else {
       EXPECT_THAT(err, HasSubstr("] \"Kubelet refused the registration\" err=\"RegisterPlugin "
-                                 "error -- plugin validation failed\" registered=false"));
+                                 "error -- plugin validation failed\" registered=false "
+                                 "refusal=\"unknown\""));
     }
   }
 }

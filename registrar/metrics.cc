@@ -29,6 +29,24 @@ std::string RenderPrometheus(const Metrics& m) {
           "{reason=\"socket_gone\"}", m.refusals_socket_gone.load(), false);
   Counter(&out, "csi_node_driver_registrar_registration_refusals_ignored_total", "",
           "{reason=\"after_reoffer\"}", m.refusals_after_reoffer.load(), false);
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_by_kind_total",
+          "Refusals of the socket served, by what kubelet's reason says of a retry: transient "
+          "ones (the API server or the driver not answering) are retried, permanent and unknown "
+          "ones end the registrar.",
+          "{kind=\"transient\"}", m.refusals_transient.load());
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_by_kind_total", "",
+          "{kind=\"permanent\"}", m.refusals_permanent.load(), false);
+  Counter(&out, "csi_node_driver_registrar_registration_refusals_by_kind_total", "",
+          "{kind=\"unknown\"}", m.refusals_unknown.load(), false);
+  absl::StrAppend(
+      &out,
+      "# HELP csi_node_driver_registrar_registered 1 while kubelet has confirmed the "
+      "registration socket served now.\n# TYPE csi_node_driver_registrar_registered gauge\n",
+      "csi_node_driver_registrar_registered ", m.registered.load(), "\n",
+      "# HELP csi_node_driver_registrar_registration_retrying 1 while a transient refusal is "
+      "being retried (the log and /healthz say why).\n"
+      "# TYPE csi_node_driver_registrar_registration_retrying gauge\n",
+      "csi_node_driver_registrar_registration_retrying ", m.retrying.load(), "\n");
   Counter(&out, "csi_node_driver_registrar_registration_reoffers_total",
           "Times the registration socket was offered again because kubelet had not confirmed it "
           "within --registration-retry-after (doubling up to 5 minutes).",

@@ -19,6 +19,14 @@ struct Metrics {
   std::atomic<uint64_t> refusals_replaced_socket{0};
   std::atomic<uint64_t> refusals_socket_gone{0};
   std::atomic<uint64_t> refusals_after_reoffer{0};
+  // Refusals of the socket served, by what kubelet's reason says of a retry (kubelet_refusal.h):
+  // transient ones are retried, the others end the registrar.
+  std::atomic<uint64_t> refusals_transient{0};
+  std::atomic<uint64_t> refusals_permanent{0};
+  std::atomic<uint64_t> refusals_unknown{0};
+  // 1 while kubelet has confirmed the socket served; 1 while a transient refusal is retried.
+  std::atomic<int> registered{0};
+  std::atomic<int> retrying{0};
   // Times the watchdog offered the socket again because kubelet had not confirmed it.
   std::atomic<uint64_t> reoffers{0};
   // Registration sockets created again after being deleted or replaced.

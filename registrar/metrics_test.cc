@@ -22,6 +22,11 @@ TEST(MetricsTest, RendersPrometheusText) {
   metrics.refusals_after_reoffer = 10;
   metrics.reoffers = 11;
   metrics.unwatched_registry = 1;
+  metrics.refusals_transient = 12;
+  metrics.refusals_permanent = 13;
+  metrics.refusals_unknown = 14;
+  metrics.registered = 1;
+  metrics.retrying = 1;
   const std::string text = RenderPrometheus(metrics);
   EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_registrations_total counter\n"
                               "csi_node_driver_registrar_registrations_total 2\n"));
@@ -42,10 +47,18 @@ TEST(MetricsTest, RendersPrometheusText) {
                               "{sign=\"unwatched_registry\"} 1\n"
                               "csi_node_driver_registrar_path_problem"
                               "{sign=\"driver_unreachable\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("\ncsi_node_driver_registrar_registration_refusals_by_kind_total"
+                              "{kind=\"transient\"} 12\n"));
+  EXPECT_THAT(text, HasSubstr("{kind=\"permanent\"} 13\n"));
+  EXPECT_THAT(text, HasSubstr("{kind=\"unknown\"} 14\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_registered gauge\n"
+                              "csi_node_driver_registrar_registered 1\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE csi_node_driver_registrar_registration_retrying gauge\n"
+                              "csi_node_driver_registrar_registration_retrying 1\n"));
   // One HELP/TYPE header per metric family, even with several label sets.
   size_t headers = 0;
   for (size_t at = 0; (at = text.find("# TYPE ", at)) != std::string::npos; ++at) ++headers;
-  EXPECT_EQ(headers, 8u);
+  EXPECT_EQ(headers, 11u);
   EXPECT_EQ(text.back(), '\n');
 }
 

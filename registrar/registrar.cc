@@ -251,6 +251,13 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   StopServer();
   blocked_ = yielded_ = false;
   unanswered_offers_ = 0;
+  transient_refusals_ = 0;  // a new name gets kubelet's verdict afresh
+  retrying_ = false;
+  metrics_.retrying = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retrying_why_.clear();
+  }
   wanted_ = info;
   wanted_path_ = *path;
   // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
@@ -268,6 +275,7 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
   server_ = *std::move(server);
   generation_ = generation;
   notified_ = false;
+  metrics_.registered = 0;
   current_is_reoffer_ = reoffer;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -282,15 +290,42 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
 }
 
 void Registrar::ArmWatchdog() {
-  watchdog_wait_ = notified_ || server_ == nullptr
-                       ? absl::InfiniteDuration()
-                       : RegistrationWait(options_.registration_retry_after, unanswered_offers_);
+  SetTimer(notified_ || server_ == nullptr
+               ? absl::InfiniteDuration()
+               : RegistrationWait(options_.registration_retry_after, unanswered_offers_));
+}
+
+void Registrar::SetTimer(absl::Duration wait) {
+  watchdog_wait_ = wait;
   itimerspec spec{};  // all zero: disarmed
   if (watchdog_wait_ != absl::InfiniteDuration()) {
     spec.it_value = absl::ToTimespec(watchdog_wait_);
     if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;
   }
   timerfd_settime(timer_fd_, 0, &spec, nullptr);
+}
+
+absl::Status Registrar::RetryAfterTransientRefusal(const KubeletRefusal& refusal,
+                                                   const std::string& error) {
+  ++metrics_.refusals_transient;
+  const absl::Duration wait = TransientRefusalWait(transient_refusals_);
+  ++transient_refusals_;
+  retrying_ = true;
+  metrics_.retrying = 1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retrying_why_ = refusal.why;
+  }
+  // Kubelet v1.36 and later retry a failed registration themselves while the socket is there
+  // (operation_generator.go GenerateRegisterPluginFunc: RemovePlugin on failure, kubernetes
+  // #133335), with their own back-off; earlier ones never do until the socket is created anew
+  // (the plugin stays in their actual state), so it is offered again.
+  NDR_LOG(WARNING) << "Kubelet could not complete the registration for now; serving on, and "
+                      "the socket is offered anew after the wait"
+                   << Kv("why", refusal.why) << Kv("attempt", transient_refusals_)
+                   << Kv("retryIn", FormatGoDuration(wait)) << Err(error);
+  SetTimer(wait);
+  return absl::OkStatus();
 }
 
 absl::Status Registrar::HandleWatchdog() {
@@ -302,6 +337,20 @@ absl::Status Registrar::HandleWatchdog() {
   // process is Reconcile's business.
   if (notified_ || server_ == nullptr || !wanted_.has_value()) return absl::OkStatus();
   if (Inspect(wanted_path_, server_->id()) != PathState::kOurs) return Reconcile();
+  if (retrying_) {
+    retrying_ = false;  // until kubelet's next refusal, if any
+    ++metrics_.reoffers;
+    NDR_LOG(INFO) << "Offering the registration socket again after kubelet's transient refusal"
+                  << Kv("path", wanted_path_) << Kv("attempt", transient_refusals_ + 1);
+    StopServer();
+    absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
+    if (absl::IsFailedPrecondition(status)) {
+      NDR_LOG(ERROR) << status.message();
+      blocked_ = true;
+      return absl::OkStatus();
+    }
+    return status;
+  }
   if (!server_->asked_for_info()) {
     // Not a slow kubelet: none has looked at this socket at all. Said once, until one does.
     if (metrics_.unwatched_registry.exchange(1) == 0) {
@@ -347,6 +396,14 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     }
     notified_ = true;
     unanswered_offers_ = 0;
+    transient_refusals_ = 0;
+    retrying_ = false;
+    metrics_.registered = 1;
+    metrics_.retrying = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      retrying_why_.clear();
+    }
     grpc_.Release();  // start-up is over: gRPC runs while there are connections, no longer
     metrics_.unwatched_registry = 0;
     metrics_.driver_unreachable = 0;
@@ -361,10 +418,27 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
   }
   const bool path_still_ours =
       server_ != nullptr && Inspect(wanted_path_, server_->id()) == PathState::kOurs;
-  switch (ClassifyRefusal({notice.generation, generation_, verdict.after_get_info,
-                           path_still_ours, current_is_reoffer_})) {
+  const RefusalVerdict structural = ClassifyRefusal(
+      {notice.generation, generation_, verdict.after_get_info, path_still_ours,
+       current_is_reoffer_});
+  // Kubelet's verdict on the socket served now: what its reason says of a retry decides.
+  const KubeletRefusal refusal = ClassifyKubeletRefusal(verdict.error);
+  if ((structural == RefusalVerdict::kFatal || structural == RefusalVerdict::kAfterReOffer) &&
+      refusal.kind == RefusalKind::kTransient) {
+    return RetryAfterTransientRefusal(refusal, verdict.error);
+  }
+  switch (structural) {
     case RefusalVerdict::kFatal:
+      // As the Go registrar does for every refusal (main.go, NotifyRegistrationStatus): a reason
+      // no retry removes, or one kubelet does not give, ends it with that reason. An unknown one
+      // is not retried: a pod that restarts shows the problem, one that keeps retrying hides it.
+      if (refusal.kind == RefusalKind::kPermanent) {
+        ++metrics_.refusals_permanent;
+      } else {
+        ++metrics_.refusals_unknown;
+      }
       NDR_LOG(ERROR) << "Kubelet refused the registration" << Kv("registered", false)
+                     << Kv("refusal", RefusalKindName(refusal.kind)) << Kv("why", refusal.why)
                      << Err(verdict.error);
       prober_->Stop();
       StopServer();
@@ -517,13 +591,21 @@ void Registrar::OnNotify(uint64_t generation, const Verdict& verdict) {
 
 HttpResponse Registrar::HandleHttp(const std::string& path) {
   if (path == "/healthz") {
-    std::string socket_path, name;
+    std::string socket_path, name, retrying_why;
     {
       std::lock_guard<std::mutex> lock(mu_);
       socket_path = health_path_;
       name = health_name_;
+      retrying_why = retrying_why_;
     }
     HttpResponse response = CheckHealth(socket_path, name, options_.timeout);
+    // Healthy all the same: a liveness probe must not turn a refusal that goes away by itself
+    // into a restart. It says so.
+    if (response.code == 200 && !retrying_why.empty()) {
+      if (!response.body.empty() && response.body.back() != '\n') response.body += "\n";
+      absl::StrAppend(&response.body, "not registered: kubelet refused for now (", retrying_why,
+                      "); the registration socket is offered again until kubelet confirms it\n");
+    }
     if (response.code == 200) {
       ++metrics_.health_ok;
     } else if (response.code == 404) {

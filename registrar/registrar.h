@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "registrar/driver_prober.h"
 #include "registrar/http_server.h"
+#include "registrar/kubelet_refusal.h"
 #include "registrar/metrics.h"
 #include "registrar/options.h"
 #include "registrar/registration_server.h"
@@ -80,6 +81,11 @@ class Registrar {
   absl::Status HandleWatchdog();
   // Arms the watchdog for the socket just offered (or disarms it: watchdog off, or notified).
   void ArmWatchdog();
+  // Sets the watchdog's timer to fire after `wait` (InfiniteDuration: disarmed).
+  void SetTimer(absl::Duration wait);
+  // Keeps serving after a refusal whose reason goes away by itself, and offers the socket again
+  // after a back-off (TransientRefusalWait).
+  absl::Status RetryAfterTransientRefusal(const KubeletRefusal& refusal, const std::string& error);
   absl::Status HandleDriverName(const std::string& name);
   // Makes the registration socket path hold our socket again if it was deleted or replaced.
   absl::Status Reconcile();
@@ -126,6 +132,8 @@ class Registrar {
   bool notified_ = false;        // kubelet confirmed it (registered=true)
   bool current_is_reoffer_ = false;
   int unanswered_offers_ = 0;    // offers since the last confirmation, for the backoff
+  int transient_refusals_ = 0;   // in a row since the last confirmation, for their back-off
+  bool retrying_ = false;        // the armed timer re-offers after a transient refusal
   absl::Duration watchdog_wait_ = absl::InfiniteDuration();  // what the armed timer waits
 
   // Shared with gRPC and HTTP threads.
@@ -133,6 +141,7 @@ class Registrar {
   std::vector<Notice> notices_ ABSL_GUARDED_BY(mu_);
   std::string health_path_ ABSL_GUARDED_BY(mu_);
   std::string health_name_ ABSL_GUARDED_BY(mu_);
+  std::string retrying_why_ ABSL_GUARDED_BY(mu_);  // for /healthz; empty unless retrying
 };
 
 }  // namespace ndr::registrar

@@ -17,15 +17,19 @@
 #include <atomic>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "api/csi/csi.grpc.pb.h"
 #include "api/csiregistration/csiregistration.grpc.pb.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
@@ -620,6 +624,159 @@ TEST_F(RegistrarTest, RefusalIsAnsweredThenExit1) {
   EXPECT_EQ(registrar->Wait(), 1);
   EXPECT_THAT(RegistrarLog(), HasSubstr(error));
   EXPECT_FALSE(IsSocket(reg_socket_));
+}
+
+// Context switches so far (voluntary and not) of each live thread of process `pid`, by thread.
+std::map<std::string, uint64_t> ContextSwitches(pid_t pid) {
+  std::map<std::string, uint64_t> switches;
+  const std::string task = absl::StrCat("/proc/", pid, "/task");
+  for (const std::string& tid : DirEntries(task)) {
+    std::string status;
+    if (!ReadFile(task + "/" + tid + "/status", &status)) continue;
+    for (absl::string_view line : absl::StrSplit(status, '\n')) {
+      uint64_t n = 0;
+      if ((absl::ConsumePrefix(&line, "voluntary_ctxt_switches:") ||
+           absl::ConsumePrefix(&line, "nonvoluntary_ctxt_switches:")) &&
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &n)) {
+        switches[tid] += n;
+      }
+    }
+  }
+  return switches;
+}
+
+// The context switches of process `pid` between two readings of ContextSwitches: those of the
+// threads alive at the second (a thread that ended in between no longer switches).
+uint64_t SwitchesBetween(const std::map<std::string, uint64_t>& before,
+                         const std::map<std::string, uint64_t>& after) {
+  uint64_t total = 0;
+  for (const auto& [tid, count] : after) {
+    const auto was = before.find(tid);
+    total += count - (was != before.end() && was->second <= count ? was->second : 0);
+  }
+  return total;
+}
+
+// kubelet's words when the API server is away (nodeinfomanager.go InstallCSIDriver, updateNode
+// after its four attempts; the same v1.26.0 to v1.37.2).
+constexpr char kApiServerAway[] =
+    "RegisterPlugin error -- plugin registration failed with err: error updating Node object with "
+    "CSI driver node info: error updating node: timed out waiting for the condition; caused by: "
+    "Get \"https://10.0.0.1:6443/api/v1/nodes/node-1\": dial tcp 10.0.0.1:6443: connect: "
+    "connection refused";
+
+// A refusal whose reason goes away by itself (the API server away): the registrar keeps serving,
+// healthy, says on /healthz and /metrics that it is not registered and why, offers the socket
+// anew after 1 s, then 2 s, and is registered when kubelet confirms the new socket.
+TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({"--http-endpoint=127.0.0.1:0"});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  const int port = ServedHttpPort(RegistrarLog());
+  ASSERT_NE(port, 0) << RegistrarLog();
+  // How many sockets the registrar has served: a new socket may get the old one's inode number.
+  auto offers = [&] {
+    const std::string log = RegistrarLog();
+    int count = 0;
+    for (size_t at = 0; (at = log.find("\"Registration socket serving\"", at)) != std::string::npos;
+         ++at) {
+      ++count;
+    }
+    return count;
+  };
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    SCOPED_TRACE(attempt);
+    ASSERT_EQ(offers(), attempt) << RegistrarLog();
+    ASSERT_TRUE(Serving());  // kubelet's GetInfo, then its verdict
+    ASSERT_TRUE(Notify(reg_socket_, false, kApiServerAway).ok());
+    std::string body;
+    ASSERT_TRUE(PollUntil([&] {
+      return HttpGet(port, "/metrics", &body) == 200 &&
+             absl::StrContains(body, "\ncsi_node_driver_registrar_registration_retrying 1\n");
+    })) << body;
+    EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_registered 0\n"));
+    EXPECT_THAT(body, HasSubstr(absl::StrCat(
+                          "\ncsi_node_driver_registrar_registration_refusals_by_kind_total"
+                          "{kind=\"transient\"} ",
+                          attempt, "\n")));
+    EXPECT_EQ(HttpGet(port, "/healthz", &body), 200) << body;
+    EXPECT_THAT(body, HasSubstr("not registered: kubelet refused for now (kubelet could not "
+                                "update the Node object (API server unreachable or busy))"));
+    // Offered anew: a new socket at the path, answering.
+    ASSERT_TRUE(PollUntil([&] { return offers() == attempt + 1 && Serving(); })) << RegistrarLog();
+    EXPECT_TRUE(registrar->Running()) << RegistrarLog();
+  }
+  // Between offers it waits without spinning: gRPC 1.51's two timer threads wake once a second
+  // while its server runs (docs/figures.md), nothing else does; a loop would switch thousands
+  // of times in this second.
+  const auto switches_before = ContextSwitches(registrar->pid());
+  absl::SleepFor(absl::Seconds(1));  // a window to count in, not a wait for anything
+  EXPECT_LT(SwitchesBetween(switches_before, ContextSwitches(registrar->pid())), 100u);
+  const std::string log = RegistrarLog();
+  EXPECT_THAT(log, HasSubstr("attempt=1 retryIn=\"1s\""));
+  EXPECT_THAT(log, HasSubstr("attempt=2 retryIn=\"2s\""));
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    EXPECT_FALSE(absl::StartsWith(line, "E")) << "a transient refusal is no error: " << line;
+  }
+  // Kubelet confirms the socket offered: registered, and /healthz says nothing more.
+  ASSERT_TRUE(Serving());
+  ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
+  std::string body;
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registered 1\n");
+  })) << body;
+  EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_registration_retrying 0\n"));
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200);
+  EXPECT_EQ(body, "ok");
+  EXPECT_TRUE(registrar->Signal(SIGTERM));
+  EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
+}
+
+// A refusal no retry gets past, or one kubelet does not send: the registrar exits 1, as the Go
+// registrar does for every refusal, and its last line gives kubelet's reason and what it means.
+TEST_F(RegistrarTest, PermanentAndUnknownRefusalsEndItWithKubeletsReason) {
+  auto driver = StartDriver();
+  const struct {
+    const char* error;
+    const char* kind;
+  } cases[] = {
+      {"RegisterPlugin error -- plugin registration failed with err: error adding CSI driver "
+       "node info: driverNodeID must not be empty",
+       "permanent"},
+      {"RegisterPlugin error -- plugin registration failed with err: error updating Node object "
+       "with CSI driver node info: error updating node: timed out waiting for the condition; "
+       "caused by: detected topology value collision: driver reported \"topology.x/zone\":\"a\" "
+       "but existing label is \"topology.x/zone\":\"b\"",
+       "permanent"},
+      {"RegisterPlugin error -- plugin validation failed with err: validation failed for CSI "
+       "Driver sample.csi.example.com at endpoint /csi.sock: kubernetes.io/csi: ValidatePlugin "
+       "for CSI driver \"sample.csi.example.com\" failed. None of the versions specified "
+       "[\"0.3.0\"] are supported. err=highest supported version reported is 0.3.0, must be v1.x",
+       "permanent"},
+      {"RegisterPlugin error -- plugin registration failed with err: error updating CSINode "
+       "object with CSI driver node info: error updating CSINode: timed out waiting for the "
+       "condition; caused by: CSINode.storage.k8s.io \"node-1\" is invalid: "
+       "spec.drivers[0].nodeID: Too long: may not be more than 256 bytes",
+       "permanent"},
+      {"a reason no kubelet gives", "unknown"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.error);
+    auto registrar = StartRegistrar();
+    ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+    ASSERT_TRUE(Notify(reg_socket_, false, c.error).ok());
+    EXPECT_EQ(registrar->Wait(), 1) << RegistrarLog();
+    const std::vector<std::string> lines =
+        absl::StrSplit(RegistrarLog(), '\n', absl::SkipEmpty());
+    ASSERT_FALSE(lines.empty());
+    EXPECT_THAT(lines.back(), HasSubstr(c.error));
+    const std::string log = RegistrarLog();
+    EXPECT_THAT(log, HasSubstr(absl::StrCat("refusal=\"", c.kind, "\"")));
+    EXPECT_FALSE(IsSocket(reg_socket_));
+    registrar.reset();
+    unlink(dir_.Join("registrar.log").c_str());
+  }
 }
 
 // Kubelet could not dial the driver at the endpoint it was given: before the exit, one warning

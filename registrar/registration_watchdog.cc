@@ -12,6 +12,11 @@ absl::Duration RegistrationWait(absl::Duration retry_after, int offers) {
   return std::min(wait, cap);
 }
 
+absl::Duration TransientRefusalWait(int refusals) {
+  if (refusals >= 3) return absl::Seconds(8);
+  return absl::Seconds(1 << (refusals < 0 ? 0 : refusals));
+}
+
 RefusalVerdict ClassifyRefusal(const RefusalContext& refusal) {
   if (refusal.notice_generation != refusal.current_generation || !refusal.after_get_info) {
     return RefusalVerdict::kReplacedSocket;

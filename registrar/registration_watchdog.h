@@ -64,6 +64,12 @@ inline constexpr absl::Duration kMaxRegistrationRetryWait = absl::Minutes(6);
 // `retry_after`, if that is longer). Zero `retry_after`: the watchdog is off (InfiniteDuration).
 absl::Duration RegistrationWait(absl::Duration retry_after, int offers);
 
+// How long to wait before offering the socket again after kubelet refused it for a reason that
+// goes away by itself (kubelet_refusal.h), when `refusals` such refusals came before it since
+// the last confirmation: 1 s doubled each time, up to 8 s, so that a registrar is registered
+// again within seconds of the API server's return, at one offer every 8 s while it is away.
+absl::Duration TransientRefusalWait(int refusals);
+
 // What a NotifyRegistrationStatus(registered=false) means.
 enum class RefusalVerdict {
   kFatal,            // kubelet refuses the socket the registrar serves: exit 1, as always
