@@ -63,7 +63,8 @@ DEFINE_bool(add_dir_header, false,
 DEFINE_bool(skip_headers, false, "If true, avoid header prefixes in the log messages");
 DEFINE_bool(one_output, false,
             "If true, only write logs to their native severity level (no effect here)");
-DEFINE_bool(skip_log_headers, false, "If true, avoid headers when opening log files (no effect here)");
+DEFINE_bool(skip_log_headers, false,
+            "If true, avoid headers when opening log files (no effect here)");
 DEFINE_string(stderrthreshold, "2",
               "logs at or above this threshold go to stderr when writing to files (no effect "
               "here)");
@@ -330,7 +331,8 @@ absl::Status CheckKlogFlags(Options* options) {
       threshold != "FATAL" && !absl::SimpleAtoi(threshold, &number)) {
     return FlagError("stderrthreshold",
                      absl::StrCat("\"", FLAGS_stderrthreshold,
-                                  "\" is not a severity (INFO, WARNING, ERROR, FATAL or a number)"));
+                                  "\" is not a severity (INFO, WARNING, ERROR, FATAL or a "
+                                  "number)"));
   }
   // klog traceLocation.Set: empty, or file:N with a '.' in the file and N above 0.
   if (!FLAGS_log_backtrace_at.empty() && FLAGS_log_backtrace_at != ":0") {

@@ -8,8 +8,8 @@
 //   json  {"ts":1763802183639.649,"caller":"registrar/reg_socket.cc:74",
 //          "msg":"Removed registration socket","v":0,"path":"/x"}
 //
-// A message is written with NDR_LOG(INFO) / NDR_VLOG(4) and streamed like an iostream; key/value pairs
-// are streamed as Kv(...) values and make it a structured message:
+// A message is written with NDR_LOG(INFO) / NDR_VLOG(4) and streamed like an iostream;
+// key/value pairs are streamed as Kv(...) values and make it a structured message:
 //
 //   NDR_LOG(INFO) << "Removed registration socket" << Kv("path", path);
 //   NDR_LOG(ERROR) << "Kubelet refused the registration" << Err(status);
@@ -90,8 +90,8 @@ bool VerboseAt(int verbosity, const char* file);
 // A size as component-base's flags take it (resource.Quantity): 512, 1K, 2Ki, 3M, 5Mi, 6Gi, ...
 absl::StatusOr<int64_t> ParseQuantity(absl::string_view text);
 
-// Sets up logging: must come after flag parsing and before anything logs. Every line from then on, ours and gRPC's, is in `options.format`; then it logs
-// `options.notices`.
+// Sets up logging: must come after flag parsing and before anything logs. Every line from then
+// on, ours and gRPC's, is in `options.format`; then it logs `options.notices`.
 void Init(const Options& options);
 
 // Writes whatever is buffered (--log-*-info-buffer-size); also done every flush frequency and

@@ -4,8 +4,10 @@
 // (pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go,
 // GenerateRegisterPluginFunc, the same in v1.26.0 to v1.37.2):
 //   "RegisterPlugin error -- no handler registered for plugin type: T at socket S"
-//   "RegisterPlugin error -- plugin validation failed with err: E"    (csi_plugin.go ValidatePlugin)
-//   "RegisterPlugin error -- plugin registration failed with err: E"  (csi_plugin.go RegisterPlugin)
+//   "RegisterPlugin error -- plugin validation failed with err: E"
+//       (E from csi_plugin.go ValidatePlugin)
+//   "RegisterPlugin error -- plugin registration failed with err: E"
+//       (E from csi_plugin.go RegisterPlugin)
 // Some reasons go away by themselves: the API server was unreachable while kubelet updated the
 // Node or the CSINode, or the driver's NodeGetInfo failed while it was starting. Others stay
 // until someone changes something: an empty node ID, a topology label another value already

@@ -10,7 +10,8 @@
 namespace ndr::registrar {
 namespace {
 
-constexpr char kRegistrationFailed[] = "RegisterPlugin error -- plugin registration failed with err: ";
+constexpr char kRegistrationFailed[] =
+    "RegisterPlugin error -- plugin registration failed with err: ";
 constexpr char kValidationFailed[] =
     "RegisterPlugin error -- plugin validation failed with err: validation failed for CSI Driver "
     "d.example.com at endpoint /var/lib/kubelet/plugins/d/csi.sock: kubernetes.io/csi: "

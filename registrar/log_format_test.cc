@@ -272,7 +272,8 @@ TEST_F(LogFormatTest, KlogFlagsOfOlderManifests) {
     for (const std::string& line : lines) {
       EXPECT_FALSE(std::regex_search(line, std::regex("^[IWEF][0-9]{4} "))) << line;
     }
-    EXPECT_THAT(lines, ::testing::Contains(::testing::StartsWith("\"Registration socket serving\"")));
+    EXPECT_THAT(lines,
+                ::testing::Contains(::testing::StartsWith("\"Registration socket serving\"")));
   }
   {
     const std::string log = FullRun({"--add_dir_header", "--v=4"});

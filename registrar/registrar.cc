@@ -410,8 +410,13 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     ArmWatchdog();  // disarms it: a confirmed registration is never disturbed
     return absl::OkStatus();
   }
+  // Kubelet's reason, by what it says of a retry (kubelet_refusal.h).
+  const KubeletRefusal refusal = ClassifyKubeletRefusal(verdict.error);
+  // A dial that fails for good names the flag to fix; one that fails for now (a driver restarting:
+  // connection refused) is retried, and the flag is not to blame.
   if (std::optional<UnreachableDriver> unreachable = KubeletCouldNotDial(verdict.error);
-      unreachable.has_value() && wanted_.has_value()) {
+      unreachable.has_value() && wanted_.has_value() &&
+      refusal.kind != RefusalKind::kTransient) {
     metrics_.driver_unreachable = 1;
     NDR_LOG(WARNING) << UnreachableDriverHint(*unreachable, options_.kubelet_registration_path,
                                               options_.csi_socket_path, wanted_->driver_name);
@@ -422,7 +427,6 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
       {notice.generation, generation_, verdict.after_get_info, path_still_ours,
        current_is_reoffer_});
   // Kubelet's verdict on the socket served now: what its reason says of a retry decides.
-  const KubeletRefusal refusal = ClassifyKubeletRefusal(verdict.error);
   if ((structural == RefusalVerdict::kFatal || structural == RefusalVerdict::kAfterReOffer) &&
       refusal.kind == RefusalKind::kTransient) {
     return RetryAfterTransientRefusal(refusal, verdict.error);

@@ -44,7 +44,9 @@ LivenessWatch::LivenessWatch(std::function<void(const std::string&)> dead)
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   // Only a process out of file descriptors or kernel memory fails these; nothing can be
   // watched then.
-  if (epoll_fd_ < 0) NDR_LOG(FATAL) << "Cannot create an epoll instance" << logging::Err(strerror(errno));
+  if (epoll_fd_ < 0) {
+    NDR_LOG(FATAL) << "Cannot create an epoll instance" << logging::Err(strerror(errno));
+  }
   if (wake_fd_ < 0) NDR_LOG(FATAL) << "Cannot create an eventfd" << logging::Err(strerror(errno));
   epoll_event event = {};
   event.events = EPOLLIN;
