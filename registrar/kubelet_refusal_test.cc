@@ -65,7 +65,7 @@ TEST(KubeletRefusalTest, ADriverNotReadyIsTransient) {
 }
 
 TEST(KubeletRefusalTest, WhatNoRetryChangesIsPermanent) {
-  for (const std::string text : {
+  for (const std::string& text : {
            std::string(kRegistrationFailed) +
                "error adding CSI driver node info: driverNodeID must not be empty",
            // A collision inside the Node update's aggregate: the update is what failed, the

@@ -251,13 +251,7 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   StopServer();
   blocked_ = yielded_ = false;
   unanswered_offers_ = 0;
-  transient_refusals_ = 0;  // a new name gets kubelet's verdict afresh
-  retrying_ = false;
-  metrics_.retrying = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    retrying_why_.clear();
-  }
+  EndTransientRetry();  // a new name gets kubelet's verdict afresh
   wanted_ = info;
   wanted_path_ = *path;
   // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
@@ -342,14 +336,7 @@ absl::Status Registrar::HandleWatchdog() {
     ++metrics_.reoffers;
     NDR_LOG(INFO) << "Offering the registration socket again after kubelet's transient refusal"
                   << Kv("path", wanted_path_) << Kv("attempt", transient_refusals_ + 1);
-    StopServer();
-    absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
-    if (absl::IsFailedPrecondition(status)) {
-      NDR_LOG(ERROR) << status.message();
-      blocked_ = true;
-      return absl::OkStatus();
-    }
-    return status;
+    return ReOffer();
   }
   if (!server_->asked_for_info()) {
     // Not a slow kubelet: none has looked at this socket at all. Said once, until one does.
@@ -372,6 +359,10 @@ absl::Status Registrar::HandleWatchdog() {
                       "a registration that blocked or failed without a verdict)"
                 << Kv("path", wanted_path_) << Kv("offer", unanswered_offers_ + 1)
                 << Kv("nextWait", FormatGoDuration(next));
+  return ReOffer();
+}
+
+absl::Status Registrar::ReOffer() {
   // The old socket goes first, then the new one takes the path: kubelet sees the plugin removed
   // and added, and drops whatever it held for the old one.
   StopServer();
@@ -385,6 +376,14 @@ absl::Status Registrar::HandleWatchdog() {
   return status;
 }
 
+void Registrar::EndTransientRetry() {
+  transient_refusals_ = 0;
+  retrying_ = false;
+  metrics_.retrying = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  retrying_why_.clear();
+}
+
 absl::Status Registrar::HandleNotice(const Notice& notice) {
   const Verdict& verdict = notice.verdict;
   if (verdict.registered) {
@@ -396,14 +395,8 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     }
     notified_ = true;
     unanswered_offers_ = 0;
-    transient_refusals_ = 0;
-    retrying_ = false;
+    EndTransientRetry();
     metrics_.registered = 1;
-    metrics_.retrying = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      retrying_why_.clear();
-    }
     grpc_.Release();  // start-up is over: gRPC runs while there are connections, no longer
     metrics_.unwatched_registry = 0;
     metrics_.driver_unreachable = 0;

@@ -86,6 +86,10 @@ class Registrar {
   // Keeps serving after a refusal whose reason goes away by itself, and offers the socket again
   // after a back-off (TransientRefusalWait).
   absl::Status RetryAfterTransientRefusal(const KubeletRefusal& refusal, const std::string& error);
+  // Ends that: kubelet confirmed, or the driver's name changed.
+  void EndTransientRetry();
+  // Replaces the socket served with a new one at the same path, for kubelet to see anew.
+  absl::Status ReOffer();
   absl::Status HandleDriverName(const std::string& name);
   // Makes the registration socket path hold our socket again if it was deleted or replaced.
   absl::Status Reconcile();
