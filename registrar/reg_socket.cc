@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/csi_name.h"
 #include "api/endpoint.h"
@@ -30,6 +31,19 @@ absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
     return absl::InvalidArgumentError(
         absl::StrCat(s.message(), " (shorten --plugin-registration-path)"));
   }
+  return path;
+}
+
+absl::StatusOr<std::string> RegistrationSocketPathAt(const std::string& primary, int index) {
+  if (index == 0) return primary;
+  constexpr absl::string_view kSuffix = "-reg.sock";
+  if (index < 0 || index >= kRegistrationSocketNames || !absl::EndsWith(primary, kSuffix)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no registration socket name ", index, " for ", primary));
+  }
+  std::string path = absl::StrCat(primary.substr(0, primary.size() - kSuffix.size()), "-reg-",
+                                  index, ".sock");
+  if (absl::Status s = CheckSocketPathLength(path, "registration socket"); !s.ok()) return s;
   return path;
 }
 

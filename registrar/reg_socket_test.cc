@@ -1,5 +1,7 @@
 #include "registrar/reg_socket.h"
 
+#include <set>
+
 #include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -42,6 +44,30 @@ int MakeSocket(const std::string& path, bool stale) {
 TEST(RegistrationSocketPathTest, JoinsDirAndName) {
   EXPECT_EQ(*RegistrationSocketPath("/registration", "sample.csi.example.com"),
             "/registration/sample.csi.example.com-reg.sock");
+}
+
+TEST(RegistrationSocketPathTest, EachOfTheDriversNamesIsItsOwn) {
+  const std::string primary = "/registration/sample.csi.example.com-reg.sock";
+  EXPECT_EQ(*RegistrationSocketPathAt(primary, 0), primary);
+  EXPECT_EQ(*RegistrationSocketPathAt(primary, 1), "/registration/sample.csi.example.com-reg-1.sock");
+  EXPECT_EQ(*RegistrationSocketPathAt(primary, 15),
+            "/registration/sample.csi.example.com-reg-15.sock");
+  EXPECT_THAT(RegistrationSocketPathAt(primary, 16), StatusIs(absl::StatusCode::kInvalidArgument, "no registration socket name"));
+  EXPECT_THAT(RegistrationSocketPathAt(primary, -1), StatusIs(absl::StatusCode::kInvalidArgument, "no registration socket name"));
+  // No name of one driver is another's: the first name ends in "-reg.sock", the others in a
+  // number, and a driver's name is what comes before the last "-reg".
+  std::set<std::string> seen;
+  for (const char* name : {"a", "a-reg-1", "a-reg", "a-1"}) {
+    const std::string first = *RegistrationSocketPath("/r", name);
+    for (int i = 0; i < kRegistrationSocketNames; ++i) {
+      EXPECT_TRUE(seen.insert(*RegistrationSocketPathAt(first, i)).second) << name << " " << i;
+    }
+  }
+  // A first name that fits and a later one that does not: that one is never used.
+  const std::string at_limit = "/" + std::string(107 - 1 - 9, 'd') + "-reg.sock";
+  ASSERT_EQ(at_limit.size(), 107u);
+  EXPECT_THAT(RegistrationSocketPathAt(at_limit, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "at most 107 bytes"));
 }
 
 TEST(RegistrationSocketPathTest, RejectsNamesThatWouldEscapeOrOverflow) {

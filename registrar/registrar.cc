@@ -13,6 +13,7 @@
 
 #include <mutex>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/endpoint.h"
 #include "api/go_duration.h"
@@ -238,8 +239,25 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
                   << Kv("driver", name);
     return Reconcile();
   }
-  absl::StatusOr<std::string> path = RegistrationSocketPath(options_.plugin_registration_dir, name);
+  absl::StatusOr<std::string> primary =
+      RegistrationSocketPath(options_.plugin_registration_dir, name);
+  if (!primary.ok()) return primary.status();
+  // A socket of this driver under another of its names is a registrar's before this one (killed,
+  // or still running during a rolling update): serving at that path, kubelet replaces that
+  // registration in order (one path's operations never overlap: goroutinemap), where a second
+  // path would leave it to deregister the driver while this socket registers it.
+  int index = 0;
+  for (int i = 1; i < kRegistrationSocketNames && index == 0; ++i) {
+    absl::StatusOr<std::string> other = RegistrationSocketPathAt(*primary, i);
+    if (other.ok() && Inspect(*other, std::nullopt) == PathState::kSocket) index = i;
+  }
+  absl::StatusOr<std::string> path = RegistrationSocketPathAt(*primary, index);
   if (!path.ok()) return path.status();
+  if (index != 0) {
+    NDR_LOG(INFO) << "A registration socket of this driver is under another of its names; "
+                     "serving there"
+                  << Kv("path", *path) << Kv("firstName", *primary);
+  }
   RegistrationInfo info{name, options_.kubelet_registration_path, options_.requires_publish_pod};
   if (wanted_.has_value()) {
     NDR_LOG(INFO) << "CSI driver name changed: moving the registration socket"
@@ -254,6 +272,8 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   EndTransientRetry();  // a new name gets kubelet's verdict afresh
   wanted_ = info;
   wanted_path_ = *path;
+  primary_path_ = *primary;
+  socket_index_ = index;
   // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
   // during a rolling update the newer registrar must win.
   return StartServer(wanted_path_, info);
@@ -304,6 +324,9 @@ absl::Status Registrar::RetryAfterTransientRefusal(const KubeletRefusal& refusal
   ++metrics_.refusals_transient;
   const absl::Duration wait = TransientRefusalWait(transient_refusals_);
   ++transient_refusals_;
+  // The first refusal of a socket sets when it is offered again; a kubelet that retries by
+  // itself refuses it again meanwhile, and must not put that off.
+  const bool offer_due = retrying_;
   retrying_ = true;
   metrics_.retrying = 1;
   {
@@ -314,6 +337,12 @@ absl::Status Registrar::RetryAfterTransientRefusal(const KubeletRefusal& refusal
   // (operation_generator.go GenerateRegisterPluginFunc: RemovePlugin on failure, kubernetes
   // #133335), with their own back-off; earlier ones never do until the socket is created anew
   // (the plugin stays in their actual state), so it is offered again.
+  if (offer_due) {
+    NDR_LOG(WARNING) << "Kubelet could not complete the registration for now; serving on, and "
+                        "the socket is offered anew when already due"
+                     << Kv("why", refusal.why) << Kv("attempt", transient_refusals_) << Err(error);
+    return absl::OkStatus();
+  }
   NDR_LOG(WARNING) << "Kubelet could not complete the registration for now; serving on, and "
                       "the socket is offered anew after the wait"
                    << Kv("why", refusal.why) << Kv("attempt", transient_refusals_)
@@ -333,6 +362,14 @@ absl::Status Registrar::HandleWatchdog() {
   if (Inspect(wanted_path_, server_->id()) != PathState::kOurs) return Reconcile();
   if (retrying_) {
     retrying_ = false;  // until kubelet's next refusal, if any
+    // Kubelet v1.36 and later retry by themselves, and hold back each retry of one socket path
+    // longer (500 ms doubling to 2 min 2 s, pkg/util/goroutinemap with exponentialbackoff,
+    // identical v1.26.0 to v1.37.2): a new socket at that path does not shorten it, a new path
+    // is tried at once. Earlier ones keep the failed plugin in their actual state of world and
+    // deregister it when its socket goes: only the same path orders that before the new
+    // registration, so they get the same path (operation_generator.go GenerateRegisterPluginFunc,
+    // v1.35.4 and v1.36.0).
+    if (self_retries_ >= 2) return OfferUnderNextName();
     ++metrics_.reoffers;
     NDR_LOG(INFO) << "Offering the registration socket again after kubelet's transient refusal"
                   << Kv("path", wanted_path_) << Kv("attempt", transient_refusals_ + 1);
@@ -376,7 +413,54 @@ absl::Status Registrar::ReOffer() {
   return status;
 }
 
+absl::Status Registrar::OfferUnderNextName() {
+  // Kubelet must never hold registrations of both paths: one under way now would end in the old
+  // path's registration, which kubelet then deregisters, driver and all, once that path is gone.
+  if (!server_->CloseUnlessHandshakeUnderWay(kKubeletLongestRegistration)) {
+    retrying_ = true;
+    const absl::Duration wait = TransientRefusalWait(transient_refusals_);
+    NDR_LOG(INFO) << "Kubelet is registering the socket right now; its verdict decides what "
+                     "comes next"
+                  << Kv("path", wanted_path_) << Kv("checkAgainIn", FormatGoDuration(wait));
+    SetTimer(wait);
+    return absl::OkStatus();
+  }
+  for (int step = 1; step < kRegistrationSocketNames; ++step) {
+    const int index = (socket_index_ + step) % kRegistrationSocketNames;
+    absl::StatusOr<std::string> path = RegistrationSocketPathAt(primary_path_, index);
+    if (!path.ok()) continue;  // too long for a unix socket: this name is never used
+    const PathState state = Inspect(*path, std::nullopt);
+    // Another process's file, or its live socket, keeps its name; a stale socket is replaced.
+    if (state == PathState::kNotASocket ||
+        (state == PathState::kSocket && UnixSocketAnswers(*path))) {
+      continue;
+    }
+    ++metrics_.reoffers;
+    NDR_LOG(INFO) << "Offering the registration socket under the driver's next socket name: "
+                     "kubelet retries by itself and holds back each retry of the same path "
+                     "longer, a new path it tries at once"
+                  << Kv("from", wanted_path_) << Kv("path", *path)
+                  << Kv("attempt", transient_refusals_ + 1);
+    StopServer();
+    wanted_path_ = *path;
+    socket_index_ = index;
+    absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
+    if (absl::IsFailedPrecondition(status)) {
+      NDR_LOG(ERROR) << status.message();
+      blocked_ = true;
+      return absl::OkStatus();
+    }
+    return status;
+  }
+  ++metrics_.reoffers;
+  NDR_LOG(WARNING) << "Every other socket name of the driver is taken; offering the socket again "
+                      "at the same path"
+                   << Kv("path", wanted_path_);
+  return ReOffer();
+}
+
 void Registrar::EndTransientRetry() {
+  self_retries_ = 0;
   transient_refusals_ = 0;
   retrying_ = false;
   metrics_.retrying = 0;
@@ -422,6 +506,13 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
   // Kubelet's verdict on the socket served now: what its reason says of a retry decides.
   if ((structural == RefusalVerdict::kFatal || structural == RefusalVerdict::kAfterReOffer) &&
       refusal.kind == RefusalKind::kTransient) {
+    // A second handshake on one socket after its registration failed is kubelet retrying by
+    // itself: kubelets before v1.36 never do that without a new socket, unless kubelet restarted
+    // (it traverses the directory), so two are needed.
+    if (verdict.handshakes >= 2 &&
+        absl::StrContains(verdict.error, "plugin registration failed with err:")) {
+      ++self_retries_;
+    }
     return RetryAfterTransientRefusal(refusal, verdict.error);
   }
   switch (structural) {

@@ -21,6 +21,10 @@
 //  - offers its socket again when kubelet never confirms it (--registration-retry-after), and
 //    does not take a refusal for a socket it has since replaced, or one that follows its own
 //    re-offer, as kubelet's verdict (registration_watchdog.h);
+//  - keeps serving through a refusal that goes away by itself (the API server away), and offers
+//    its socket again after 1, 2, 4, then every 8 s; once kubelet shows that it retries by itself
+//    (v1.36 and later), under the driver's next socket name (reg_socket.h), as kubelet holds back
+//    each retry of one path for up to 2 min 2 s;
 //  - removes only the socket it created, never one another process put at the same path.
 #ifndef NDR_REGISTRAR_REGISTRAR_H_
 #define NDR_REGISTRAR_REGISTRAR_H_
@@ -90,6 +94,10 @@ class Registrar {
   void EndTransientRetry();
   // Replaces the socket served with a new one at the same path, for kubelet to see anew.
   absl::Status ReOffer();
+  // Replaces it with a new one under the driver's next socket name (reg_socket.h), unless kubelet
+  // is registering it right now: a kubelet that retries failed registrations by itself holds
+  // each one back by its socket's path, up to 2 min 2 s, and tries a new path at once.
+  absl::Status OfferUnderNextName();
   absl::Status HandleDriverName(const std::string& name);
   // Makes the registration socket path hold our socket again if it was deleted or replaced.
   absl::Status Reconcile();
@@ -128,6 +136,8 @@ class Registrar {
   // Main-thread state.
   std::optional<RegistrationInfo> wanted_;  // what the socket should serve, once the name is known
   std::string wanted_path_;
+  std::string primary_path_;  // the socket's path under its first name, <name>-reg.sock
+  int socket_index_ = 0;      // which of the driver's socket names wanted_path_ is
   std::unique_ptr<RegistrationServer> server_;  // null while another file holds the path
   bool blocked_ = false;  // a file that is not a socket holds the path
   bool yielded_ = false;  // another process's live socket holds the path
@@ -138,6 +148,9 @@ class Registrar {
   int unanswered_offers_ = 0;    // offers since the last confirmation, for the backoff
   int transient_refusals_ = 0;   // in a row since the last confirmation, for their back-off
   bool retrying_ = false;        // the armed timer re-offers after a transient refusal
+  // Transient refusals, since the last confirmation, of a socket kubelet had already tried: it
+  // retries by itself (v1.36 and later), so offers move to the next socket name.
+  int self_retries_ = 0;
   absl::Duration watchdog_wait_ = absl::InfiniteDuration();  // what the armed timer waits
 
   // Shared with gRPC and HTTP threads.

@@ -91,6 +91,16 @@ grpc::Status GetInfo(const std::string& socket, pluginregistration::PluginInfo* 
       ->GetInfo(Context().get(), {}, info);
 }
 
+// Whether the socket answers GetInfo, asked as the registrar's health check asks.
+bool Answers(const std::string& socket) {
+  auto context = Context();
+  context->AddMetadata("x-ndr-registrar-health-check", "1");
+  pluginregistration::PluginInfo info;
+  return pluginregistration::Registration::NewStub(Channel(socket))
+      ->GetInfo(context.get(), {}, &info)
+      .ok();
+}
+
 std::string InfoName(const std::string& socket) {
   pluginregistration::PluginInfo info;
   return GetInfo(socket, &info).ok() ? info.name() : "";
@@ -687,7 +697,7 @@ TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
   for (int attempt = 1; attempt <= 2; ++attempt) {
     SCOPED_TRACE(attempt);
     ASSERT_EQ(offers(), attempt) << RegistrarLog();
-    ASSERT_TRUE(Serving());  // kubelet's GetInfo, then its verdict
+    ASSERT_TRUE(Serving());  // kubelet's GetInfo, then its verdict: one handshake per socket
     ASSERT_TRUE(Notify(reg_socket_, false, kApiServerAway).ok());
     std::string body;
     ASSERT_TRUE(PollUntil([&] {
@@ -702,8 +712,10 @@ TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
     EXPECT_EQ(HttpGet(port, "/healthz", &body), 200) << body;
     EXPECT_THAT(body, HasSubstr("not registered: kubelet refused for now (kubelet could not "
                                 "update the Node object (API server unreachable or busy))"));
-    // Offered anew: a new socket at the path, answering.
-    ASSERT_TRUE(PollUntil([&] { return offers() == attempt + 1 && Serving(); })) << RegistrarLog();
+    // Offered anew: a new socket at the path, answering. Asked as the health check asks, which
+    // is no handshake of kubelet's: kubelets before v1.36 make one per socket.
+    ASSERT_TRUE(PollUntil([&] { return offers() == attempt + 1 && Answers(reg_socket_); }))
+        << RegistrarLog();
     EXPECT_TRUE(registrar->Running()) << RegistrarLog();
   }
   // Between offers it waits without spinning: gRPC 1.51's two timer threads wake once a second
@@ -731,6 +743,69 @@ TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
   EXPECT_EQ(body, "ok");
   EXPECT_TRUE(registrar->Signal(SIGTERM));
   EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
+}
+
+// Kubelet v1.36 and later retry a failed registration by themselves, and hold each retry of one
+// socket path back longer, up to 2 min 2 s (pkg/util/goroutinemap, v1.26.0 to v1.37.2): once
+// kubelet is seen trying one socket again by itself, the registrar offers it under the driver's
+// next name, which kubelet tries at once, and registers there.
+TEST_F(RegistrarTest, AKubeletThatRetriesByItselfGetsTheNextSocketName) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({"--http-endpoint=127.0.0.1:0"});
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  const int port = ServedHttpPort(RegistrarLog());
+  ASSERT_NE(port, 0) << RegistrarLog();
+  const std::string next = reg_dir_ + "/" + kDriverName + "-reg-1.sock";
+  // Kubelet's handshakes as v1.36 retries: several on one socket, each refused. One that meets a
+  // socket just offered anew counts for nothing, so the bursts go on until the offer moves.
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  while (!absl::StrContains(RegistrarLog(), "under the driver's next socket name") &&
+         absl::Now() < deadline) {
+    pluginregistration::PluginInfo info;
+    if (GetInfo(reg_socket_, &info).ok() && GetInfo(reg_socket_, &info).ok()) {
+      ASSERT_TRUE(Notify(reg_socket_, false, kApiServerAway).ok());
+    }
+    // Kubelet's pace: its back-off starts at 500 ms. What the registrar did is read from its log.
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  ASSERT_THAT(RegistrarLog(), HasSubstr("under the driver's next socket name")) << RegistrarLog();
+  ASSERT_TRUE(PollUntil([&] { return InfoName(next) == kDriverName; })) << RegistrarLog();
+  // One socket at a time: kubelet never holds two registrations of the driver.
+  EXPECT_FALSE(IsSocket(reg_socket_));
+  ASSERT_TRUE(Notify(next, true, "").ok());
+  std::string body;
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registered 1\n");
+  })) << body;
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200);
+  EXPECT_EQ(body, "ok");
+  EXPECT_TRUE(registrar->Signal(SIGTERM));
+  EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
+}
+
+// A socket of the driver under another of its names is a registrar's before this one: the new
+// one serves there, so that kubelet replaces that registration rather than holding two.
+TEST_F(RegistrarTest, StartsUnderTheSocketNameItFinds) {
+  const std::string third = reg_dir_ + "/" + kDriverName + "-reg-3.sock";
+  {
+    // A stale socket, as a registrar killed there leaves it.
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, third.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    close(fd);
+  }
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar();
+  ASSERT_TRUE(PollUntil([&] { return InfoName(third) == kDriverName; })) << RegistrarLog();
+  EXPECT_FALSE(IsSocket(reg_socket_));
+  EXPECT_TRUE(Notify(third, true, "").ok());
+  EXPECT_TRUE(registrar->Signal(SIGTERM));
+  EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
+  EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
 }
 
 // A refusal no retry gets past, or one kubelet does not send: the registrar exits 1, as the Go

@@ -61,6 +61,7 @@ class RegistrationServerTest : public ::testing::Test {
       std::lock_guard<std::mutex> lock(mu_);
       notified_.emplace_back(verdict.registered, verdict.error);
       after_get_info_.push_back(verdict.after_get_info);
+      handshakes_.push_back(verdict.handshakes);
     });
   }
 
@@ -80,6 +81,7 @@ class RegistrationServerTest : public ::testing::Test {
   std::mutex mu_;
   std::vector<std::pair<bool, std::string>> notified_;
   std::vector<bool> after_get_info_;
+  std::vector<int> handshakes_;
 };
 
 TEST_F(RegistrationServerTest, ServesBothServicesOnAPrivateSocket) {
@@ -142,6 +144,49 @@ TEST_F(RegistrationServerTest, AVerdictSaysWhetherKubeletAskedForInfoFirst) {
   ASSERT_TRUE(registration->NotifyRegistrationStatus(Context().get(), status, &response).ok());
   std::lock_guard<std::mutex> lock(mu_);
   EXPECT_THAT(after_get_info_, ::testing::ElementsAre(false, false, true));
+}
+
+// Each verdict says how many handshakes kubelet began on the socket (the health check's GetInfo
+// is none), and the socket closes to new handshakes only when none is under way.
+TEST_F(RegistrationServerTest, ClosesOnlyBetweenKubeletsHandshakes) {
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  auto registration = pluginregistration::Registration::NewStub(Channel());
+  pluginregistration::RegistrationStatus refused;
+  refused.set_plugin_registered(false);
+  refused.set_error("RegisterPlugin error -- plugin registration failed with err: for now");
+  pluginregistration::RegistrationStatusResponse response;
+  pluginregistration::PluginInfo info;
+  for (int handshake = 1; handshake <= 2; ++handshake) {
+    ASSERT_TRUE(registration->GetInfo(Context().get(), {}, &info).ok());
+    // Under way: kubelet asked for the info and has not given its verdict.
+    EXPECT_FALSE((*server)->CloseUnlessHandshakeUnderWay(absl::Minutes(3)));
+    ASSERT_TRUE(registration->NotifyRegistrationStatus(Context().get(), refused, &response).ok());
+  }
+  auto health_check = Context();
+  health_check->AddMetadata(kHealthCheckMetadata, "1");
+  ASSERT_TRUE(registration->GetInfo(health_check.get(), {}, &info).ok());
+  // The health check's GetInfo starts no handshake: closed.
+  EXPECT_TRUE((*server)->CloseUnlessHandshakeUnderWay(absl::Minutes(3)));
+  grpc::Status after = registration->GetInfo(Context().get(), {}, &info);
+  EXPECT_EQ(after.error_code(), grpc::StatusCode::UNAVAILABLE) << after.error_message();
+  // The health check still gets its answer.
+  health_check = Context();
+  health_check->AddMetadata(kHealthCheckMetadata, "1");
+  EXPECT_TRUE(registration->GetInfo(health_check.get(), {}, &info).ok());
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_THAT(handshakes_, ::testing::ElementsAre(1, 2));
+}
+
+// A handshake kubelet abandoned (its verdict never came) does not keep the socket open for ever.
+TEST_F(RegistrationServerTest, AHandshakeAbandonedLongAgoDoesNotHoldItOpen) {
+  auto server = Start();
+  ASSERT_THAT(server, IsOk());
+  auto registration = pluginregistration::Registration::NewStub(Channel());
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(registration->GetInfo(Context().get(), {}, &info).ok());
+  EXPECT_FALSE((*server)->CloseUnlessHandshakeUnderWay(absl::InfiniteDuration()));
+  EXPECT_TRUE((*server)->CloseUnlessHandshakeUnderWay(absl::ZeroDuration()));
 }
 
 TEST_F(RegistrationServerTest, ARefusalWithoutAReasonIsMalformed) {

@@ -1,5 +1,6 @@
 #include "registrar/services.h"
 
+#include "absl/time/clock.h"
 #include "logging/logging.h"
 
 namespace ndr::registrar {
@@ -8,7 +9,17 @@ grpc::Status RegistrationService::GetInfo(grpc::ServerContext* context,
                                           const pluginregistration::InfoRequest*,
                                           pluginregistration::PluginInfo* response) {
   NDR_VLOG(4) << "GetInfo from " << context->peer();
-  if (context->client_metadata().count(kHealthCheckMetadata) == 0) asked_for_info_ = true;
+  if (context->client_metadata().count(kHealthCheckMetadata) == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "this registration socket is being replaced by a new one of the same "
+                          "driver; register that one");
+    }
+    ++handshakes_;
+    under_way_since_ = absl::Now();
+    asked_for_info_ = true;
+  }
   response->set_type("CSIPlugin");
   response->set_name(info_.driver_name);
   response->set_endpoint(info_.endpoint);
@@ -30,8 +41,22 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
                         "plugin_registered is false but error is empty: kubelet always gives "
                         "the reason for a refusal");
   }
-  notify_(Verdict{request->plugin_registered(), request->error(), asked_for_info_.load()});
+  int handshakes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handshakes = handshakes_;
+    under_way_since_ = absl::InfinitePast();
+  }
+  notify_(Verdict{request->plugin_registered(), request->error(), asked_for_info_.load(),
+                  handshakes});
   return grpc::Status::OK;
+}
+
+bool RegistrationService::CloseUnlessHandshakeUnderWay(absl::Duration abandoned_after) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Now() - under_way_since_ < abandoned_after) return false;
+  closed_ = true;
+  return true;
 }
 
 grpc::Status CSIRegistrationService::GetCSIDriverInfo(grpc::ServerContext* context,

@@ -9,7 +9,11 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
 
 #include "api/csiregistration/csiregistration.grpc.pb.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
@@ -40,6 +44,10 @@ struct Verdict {
   // meanwhile. So a verdict on a server that never answered GetInfo is about an earlier socket
   // at the same path (registration_watchdog.h).
   bool after_get_info = false;
+  // How many of kubelet's GetInfo calls this server had answered when the verdict came: one per
+  // handshake kubelet began on this socket. More than one means kubelet tried the same socket
+  // again by itself.
+  int handshakes = 0;
 };
 
 // Called with kubelet's verdict, on a gRPC thread, before the reply is sent.
@@ -59,10 +67,22 @@ class RegistrationService final : public pluginregistration::Registration::Servi
   // Whether kubelet (not the health check) has called GetInfo on this server.
   bool asked_for_info() const { return asked_for_info_.load(); }
 
+  // Closes the service to new handshakes, unless kubelet has one under way: a GetInfo answered
+  // with no verdict since, less than `abandoned_after` ago (a handshake older than that is one
+  // kubelet gave up). Once closed, every GetInfo but the health check's is refused (UNAVAILABLE),
+  // so that no handshake kubelet begins from now on can end in a registration of this socket.
+  // Returns whether it closed.
+  bool CloseUnlessHandshakeUnderWay(absl::Duration abandoned_after);
+
  private:
   const RegistrationInfo info_;
   const NotifyCallback notify_;
   std::atomic<bool> asked_for_info_{false};
+  std::mutex mu_;
+  int handshakes_ ABSL_GUARDED_BY(mu_) = 0;
+  // When the handshake under way answered its GetInfo; InfinitePast when none is.
+  absl::Time under_way_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 class CSIRegistrationService final : public csiregistration::CSIRegistration::Service {
