@@ -604,6 +604,26 @@ d2_registrar_log_says() {  # d2_registrar_log_says LETTER
   echo "watchdog offers in the logs kubelet kept: $offers"
 }
 
+# The registrar of LETTER has logged kubelet's NotifyRegistrationStatus(registered=true) since
+# SINCE (RFC 3339): the registration's end, as the registrar saw it. Ours logs `"Registration
+# notified" registered=true`; the Go registrar v2.17.0 `"Received NotifyRegistrationStatus call"
+# status="&RegistrationStatus{PluginRegistered:true,...}"` (cmd/csi-node-driver-registrar/main.go
+# NotifyRegistrationStatus).
+d2_confirmed_since() {  # d2_confirmed_since SINCE LETTER
+  local pod
+  pod=$(d2_ds_pod "$2")
+  [[ -n $pod ]] || return 1
+  rn_kubectl -n kube-system logs "$pod" -c csi-node-driver-registrar --since-time="$1" 2>/dev/null |
+    grep -qE '"Registration notified" registered=true|NotifyRegistrationStatus call.*PluginRegistered:true'
+}
+
+# Registered again since the API server's return: kubelet's log (a registration begun with no
+# failure or deregistration after it), CSINode, and the registrar's own confirmation since then
+# (the CSINode entry may be the one from before the change, which kubelet could not remove).
+d2_back_registered() {  # d2_back_registered OFFSET SINCE LETTER
+  d2_registered_since "$1" "$3" && d2_confirmed_since "$2" "$3"
+}
+
 d2_scenario_api_away() {
   local minutes extra= l
   for minutes in "${D2_API_AWAY[@]}"; do
@@ -622,9 +642,13 @@ d2_scenario_api_away() {
     local until_=$((SECONDS + minutes * 60))
     rn_log "day2 api-away: the API server stays away for $minutes min"
     while ((SECONDS < until_)); do sleep 5; done  # the outage's length, not a wait for anything
+    # No registration can be confirmed while the API server is away: the registrar's log from
+    # here on is the registration after its return.
+    local since
+    since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     rn_start_apiserver || { extra+="${extra:+; }the API server did not come back"; break; }
     back=$SECONDS
-    d2_when_each "$back" 600 d2_registered_since "$offset"
+    d2_when_each "$back" 600 d2_back_registered "$offset" "$since"
     for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
     for l in a b; do
       d2_row api-away "away ${minutes} min" "$l" "$start" "$offset" – "${rec[$l]}" \

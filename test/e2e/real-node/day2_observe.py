@@ -25,12 +25,15 @@
 """
 
 import json
+import re
 import sys
 import time
 
 
 def kubelet_counts(log_text, driver):
-    socket = "/" + driver + "-reg.sock"
+    # The driver's registration socket under any of its names: <driver>-reg.sock, and
+    # <driver>-reg-<n>.sock, where our registrar offers it after an outage.
+    socket = re.compile("/" + re.escape(driver) + r"-reg(-[0-9]+)?\.sock\"")
     counts = {"registered": 0, "deregistered": 0, "failed": 0, "succeeded": 0, "last_ok": None}
     in_flight = False  # a registration begun, no failure seen for it yet
     for line in log_text.splitlines():
@@ -41,8 +44,13 @@ def kubelet_counts(log_text, driver):
             in_flight = True
         elif "DeRegisterPlugin request for plugin " + driver + "," in line:
             counts["deregistered"] += 1
-        elif socket in line and ('Operation for "' in line and '" failed' in line
-                                 or "OperationExecutor.RegisterPlugin failed" in line):
+            # Whatever was registered is not any more.
+            if in_flight:
+                counts["succeeded"] += 1
+                in_flight = False
+            counts["last_ok"] = False
+        elif socket.search(line) and ('Operation for "' in line and '" failed' in line
+                                      or "OperationExecutor.RegisterPlugin failed" in line):
             counts["failed"] += 1
             if in_flight:
                 in_flight = False

@@ -29,12 +29,12 @@ def deregister(driver):
             % (driver, driver))
 
 
-def operation_failed(driver):
+def operation_failed(driver, socket_name=None):
     return ('E1128 05:01:04.000001    4242 goroutinemap.go:150] Operation for "/var/lib/kubelet/'
-            'plugins_registry/%s-reg.sock" failed. No retries permitted until 2026-11-28 05:01:04.5 '
+            'plugins_registry/%s" failed. No retries permitted until 2026-11-28 05:01:04.5 '
             '(durationBeforeRetry 500ms). Error: RegisterPlugin error -- plugin registration failed '
             'with err: error updating Node object with CSI driver node info: connection refused'
-            % driver)
+            % (socket_name or driver + "-reg.sock"))
 
 
 def reconciler_failed(driver):
@@ -77,6 +77,19 @@ class Observe(unittest.TestCase):
         got = self.kubelet([register(A), operation_failed(A), deregister(A), register(A)], A)
         self.assertEqual((got["registered"], got["deregistered"], got["failed"], got["succeeded"],
                           got["last_ok"]), (2, 1, 1, 1, True))
+
+    def test_a_failure_under_any_of_the_drivers_socket_names_counts(self):
+        # Our registrar offers its socket as <driver>-reg-<n>.sock after an outage.
+        got = self.kubelet([register(A), operation_failed(A, A + "-reg-3.sock")], A)
+        self.assertEqual((got["failed"], got["last_ok"]), (1, False))
+        # Another driver's name that merely starts like it is not it.
+        got = self.kubelet([register(A), operation_failed(A, A + "-reg-x.sock"),
+                            operation_failed(A, A + "x-reg-1.sock")], A)
+        self.assertEqual((got["failed"], got["last_ok"]), (0, True))
+
+    def test_a_deregistration_after_the_registration_leaves_it_unregistered(self):
+        got = self.kubelet([register(A), deregister(A)], A)
+        self.assertEqual((got["registered"], got["deregistered"], got["last_ok"]), (1, 1, False))
 
     def test_the_reconcilers_failure_counts_too(self):
         got = self.kubelet([reconciler_failed(A)], A)
