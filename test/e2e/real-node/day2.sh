@@ -592,15 +592,15 @@ for c in json.load(sys.stdin)["status"].get("containerStatuses", []):
 }
 
 # What the registrar's logs that kubelet kept (under /var/log/pods: the running container's and
-# at most the one before) say of the watchdog: ours logs "offering the socket again" at each
-# offer. Older containers' logs are gone; the restart count is in the row.
+# at most the one before) say of the watchdog: ours logs "Offering the registration socket ..."
+# or "... offering the socket again" at each offer. Older containers' logs are gone; the restart count is in the row.
 d2_registrar_log_says() {  # d2_registrar_log_says LETTER
   local pod offers
   pod=$(d2_ds_pod "$1")
   # The pod's name names a directory: only a name the API server could have given it.
   [[ $pod =~ ^[a-z0-9][a-z0-9-]*$ ]] || { echo "watchdog offers: not read (no pod, or an unexpected name '$pod')"; return; }
   offers=$(cat /var/log/pods/kube-system_"$pod"_*/csi-node-driver-registrar/*.log 2>/dev/null |
-    grep -c 'offering the socket again')
+    grep -cE 'ffering the (registration )?socket')
   echo "watchdog offers in the logs kubelet kept: $offers"
 }
 
