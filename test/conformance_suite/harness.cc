@@ -240,6 +240,7 @@ class Harness {
   bool CheckStartAndLive();
   void CheckSocketDeletion();
   void CheckNotifyRefused();
+  void CheckNotifyRefusedForNow();
   void CheckDriverRestart(bool rename);
   void CheckSlowDriver(absl::Duration delay);
   void CheckConnectionTimeout();
@@ -353,25 +354,47 @@ void Harness::CheckSocketDeletion() {
 // Kubelet's NotifyRegistrationStatus(plugin_registered=false): the call is answered before the
 // registrar goes, and its socket is removed. The Go registrar calls os.Exit(1) inside the handler
 // (main.go, NotifyRegistrationStatus), so kubelet's call fails instead.
+// kubelet's words for a refusal no retry changes, and for one that goes away by itself (the API
+// server away), as kubelet v1.26.0 to v1.37.2 send them (operation_generator.go
+// GenerateRegisterPluginFunc, nodeinfomanager.go InstallCSIDriver).
+constexpr char kRefusedForGood[] =
+    "RegisterPlugin error -- plugin registration failed with err: error adding CSI driver node "
+    "info: driverNodeID must not be empty";
+constexpr char kRefusedForNow[] =
+    "RegisterPlugin error -- plugin registration failed with err: error updating Node object with "
+    "CSI driver node info: error updating node: timed out waiting for the condition; caused by: "
+    "Get \"https://10.0.0.1:6443/api/v1/nodes/node-1\": dial tcp 10.0.0.1:6443: connect: "
+    "connection refused";
+
+grpc::Status SendRefusal(const std::string& socket, const char* why, absl::Duration timeout) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  pluginregistration::RegistrationStatus status;
+  status.set_plugin_registered(false);
+  status.set_error(why);
+  pluginregistration::RegistrationStatusResponse response;
+  return pluginregistration::Registration::NewStub(UnixChannel(socket))
+      ->NotifyRegistrationStatus(&context, status, &response);
+}
+
+// An error the registrar chose to return is still an answer; a dropped connection or no answer
+// at all is not.
+bool Answered(const grpc::Status& s) {
+  return s.error_code() != grpc::StatusCode::UNAVAILABLE &&
+         s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
+         s.error_code() != grpc::StatusCode::CANCELLED;
+}
+
+// A refusal no retry changes: answered, and the socket removed, so that kubelet does not keep
+// dialling a plugin that is not there.
 void Harness::CheckNotifyRefused() {
   const char* const check = "notify.refused";
   std::unique_ptr<Instance> instance = Registered(check);
   if (instance == nullptr) return;
   const std::string socket = instance->SocketFor(kDriverName);
-  grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + config_.timeout));
-  pluginregistration::RegistrationStatus status;
-  status.set_plugin_registered(false);
-  status.set_error("conformance: kubelet refused this plugin");
-  pluginregistration::RegistrationStatusResponse response;
   const absl::Time sent = absl::Now();
-  const grpc::Status s = pluginregistration::Registration::NewStub(UnixChannel(socket))
-                             ->NotifyRegistrationStatus(&context, status, &response);
-  // An error the registrar chose to return is still an answer; a dropped connection or no
-  // answer at all is not.
-  const bool answered = s.error_code() != grpc::StatusCode::UNAVAILABLE &&
-                        s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
-                        s.error_code() != grpc::StatusCode::CANCELLED;
+  const grpc::Status s = SendRefusal(socket, kRefusedForGood, config_.timeout);
+  const bool answered = Answered(s);
   // Removed, or left behind by a registrar that has exited: nothing will remove it then.
   PollUntil([&] { return !Exists(socket) || instance->Exited(); }, config_.timeout);
   const bool removed = !Exists(socket);
@@ -392,6 +415,37 @@ void Harness::CheckNotifyRefused() {
   } else {
     Pass(check, absl::StrCat("answered (code ", s.error_code(), "), socket removed and ", after,
                              " ", Took(absl::Now() - sent), " after the call"));
+  }
+}
+
+// A refusal that goes away by itself (the API server away): the registrar answers and keeps
+// serving. One that exits leaves the driver unregistered until kubelet's crash-loop back-off
+// restarts it (10 s doubling to 5 minutes: pkg/kubelet/kubelet.go, v1.37.2), well after the API
+// server is back; nothing in kubelet asks for an exit.
+void Harness::CheckNotifyRefusedForNow() {
+  const char* const check = "notify.refused_for_now";
+  std::unique_ptr<Instance> instance = Registered(check);
+  if (instance == nullptr) return;
+  const std::string socket = instance->SocketFor(kDriverName);
+  const grpc::Status s = SendRefusal(socket, kRefusedForNow, config_.timeout);
+  // Not exiting is shown over a window, the suite's timeout; an exit ends it at once.
+  PollUntil([&] { return instance->Exited(); }, config_.timeout);
+  if (!Answered(s)) {
+    Fail(check, absl::StrCat("the call got no answer (code ", s.error_code(), " \"",
+                             s.error_message(), "\"); the registrar ", instance->State()));
+  } else if (instance->Exited()) {
+    Fail(check, absl::StrCat("answered, then ended on a refusal that goes away by itself (the API "
+                             "server away): ", instance->HowItEnded(),
+                             "; kubelet's crash-loop back-off decides when it is registered "
+                             "again, up to 5 minutes after the API server is back"));
+  } else if (!PollUntil([&] { return instance->Serves(kDriverName) || instance->Exited(); },
+                        config_.timeout) ||
+             !instance->Serves(kDriverName)) {
+    Fail(check, absl::StrCat("answered and kept running, but its socket does not serve ",
+                             kDriverName, "; the registrar ", instance->State()));
+  } else {
+    Pass(check, absl::StrCat("answered (code ", s.error_code(), ") and kept serving for ",
+                             absl::FormatDuration(config_.timeout), " after the refusal"));
   }
 }
 
@@ -727,7 +781,8 @@ std::vector<CheckResult> Harness::Run() {
   }
   if (!CheckStartAndLive()) {
     std::vector<std::string> rest = {"socket.deletion", "notify.refused",
-                                     "driver.restart_same_name", "driver.restart_new_name"};
+                                     "notify.refused_for_now", "driver.restart_same_name",
+                                     "driver.restart_new_name"};
     for (absl::Duration delay : config_.slow_driver_delays) rest.push_back(SlowCheckName(delay));
     for (const char* name :
          {"flags.connection_timeout", "name.escape", "name.too_long", "name.invalid", "signal.sigterm", "signal.sigint",
@@ -741,6 +796,7 @@ std::vector<CheckResult> Harness::Run() {
   }
   CheckSocketDeletion();
   CheckNotifyRefused();
+  CheckNotifyRefusedForNow();
   CheckDriverRestart(/*rename=*/false);
   CheckDriverRestart(/*rename=*/true);
   for (absl::Duration delay : config_.slow_driver_delays) CheckSlowDriver(delay);
