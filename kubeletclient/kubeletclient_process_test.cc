@@ -564,6 +564,40 @@ TEST_F(KubeletClientTest, FailedRegistrationIsRetriedWithBackoff) {
   EXPECT_TRUE(PollUntil([&] { return Registered("late.example.com"); })) << ClientLog();
 }
 
+// Kubelet keeps each socket path's back-off in its goroutinemap until an operation on the path
+// succeeds: a socket created again at the path waits out what is left of it, a socket at a new
+// path is tried at once (pkg/util/goroutinemap/goroutinemap.go Run and operationComplete,
+// identical v1.26.0 to v1.37.2).
+TEST_F(KubeletClientTest, ASocketCreatedAgainWaitsOutItsPathsBackoff) {
+  FakePlugin::Config config;
+  config.name = "late.example.com";
+  config.endpoint = csi_dir_ + "/late.sock";  // nothing there: NodeGetInfo fails every time
+  const std::string path = reg_dir_ + "/late-reg.sock";
+  auto plugin = std::make_unique<FakePlugin>(path, config);
+  auto client = StartClient();
+  ASSERT_TRUE(PollUntil([&] {
+    return ClientLog().find("Registration of " + path + " failed, retrying in 2s") !=
+           std::string::npos;
+  })) << ClientLog();
+  plugin.reset();
+  plugin = std::make_unique<FakePlugin>(path, config);
+  ASSERT_TRUE(PollUntil([&] { return !plugin->notified().empty(); })) << ClientLog();
+  EXPECT_TRUE(PollUntil([&] {
+    return ClientLog().find("Registration of " + path + " failed, retrying in 4s") !=
+           std::string::npos;
+  })) << ClientLog();
+  const std::string log = ClientLog();
+  const std::string first = "Registration of " + path + " failed, retrying in 500ms";
+  EXPECT_EQ(log.find(first), log.rfind(first)) << "the back-off started again: " << log;
+  // Another path has a back-off of its own: tried at once.
+  const std::string other = reg_dir_ + "/late2-reg.sock";
+  FakePlugin second(other, config);
+  EXPECT_TRUE(PollUntil([&] {
+    return ClientLog().find("Registration of " + other + " failed, retrying in 500ms") !=
+           std::string::npos;
+  })) << ClientLog();
+}
+
 // kubelet before 1.36 keeps a plugin whose RegisterPlugin failed in its actual state of world
 // and never retries it; only a socket created again registers it (v1.26.15
 // operation_generator.go GenerateRegisterPluginFunc: AddPlugin before handler.RegisterPlugin).

@@ -33,12 +33,12 @@ absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
                                                    const std::string& driver_name);
 
 // How many names a driver's registration socket may take: the path above (index 0) and
-// <dir>/<driver_name>-reg-<index>.sock for index 1 to 15. Kubelet v1.36 and later hold back each
+// <dir>/<driver_name>-reg-<index>.sock for index 1 to 16. Kubelet v1.36 and later hold back each
 // failed registration by its socket's path (goroutinemap, up to 2 min 2 s); after an outage the
 // registrar offers its socket under the next name, which kubelet tries at once (registrar.h).
-// A name comes back after 15 others, each offered for at least 8 s: 120 s and more, by which
-// kubelet's hold on it has ended or nearly so.
-inline constexpr int kRegistrationSocketNames = 16;
+// A name comes back after 16 others, each offered for at least 8 s: 128 s and more, by which
+// kubelet's hold on it has ended.
+inline constexpr int kRegistrationSocketNames = 17;
 
 // The registration socket's path under name `index` (0 to kRegistrationSocketNames - 1), from
 // its path under index 0 (RegistrationSocketPath); an error if the socket path limit forbids it.

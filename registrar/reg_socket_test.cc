@@ -50,10 +50,12 @@ TEST(RegistrationSocketPathTest, EachOfTheDriversNamesIsItsOwn) {
   const std::string primary = "/registration/sample.csi.example.com-reg.sock";
   EXPECT_EQ(*RegistrationSocketPathAt(primary, 0), primary);
   EXPECT_EQ(*RegistrationSocketPathAt(primary, 1), "/registration/sample.csi.example.com-reg-1.sock");
-  EXPECT_EQ(*RegistrationSocketPathAt(primary, 15),
-            "/registration/sample.csi.example.com-reg-15.sock");
-  EXPECT_THAT(RegistrationSocketPathAt(primary, 16), StatusIs(absl::StatusCode::kInvalidArgument, "no registration socket name"));
-  EXPECT_THAT(RegistrationSocketPathAt(primary, -1), StatusIs(absl::StatusCode::kInvalidArgument, "no registration socket name"));
+  EXPECT_EQ(*RegistrationSocketPathAt(primary, 16),
+            "/registration/sample.csi.example.com-reg-16.sock");
+  EXPECT_THAT(RegistrationSocketPathAt(primary, 17),
+              StatusIs(absl::StatusCode::kInvalidArgument, "no registration socket name"));
+  EXPECT_THAT(RegistrationSocketPathAt(primary, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument, "no registration socket name"));
   // No name of one driver is another's: the first name ends in "-reg.sock", the others in a
   // number, and a driver's name is what comes before the last "-reg".
   std::set<std::string> seen;

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "api/endpoint.h"
 #include "api/go_duration.h"
 #include "grpc/grpc.h"
@@ -369,7 +370,7 @@ absl::Status Registrar::HandleWatchdog() {
     // deregister it when its socket goes: only the same path orders that before the new
     // registration, so they get the same path (operation_generator.go GenerateRegisterPluginFunc,
     // v1.35.4 and v1.36.0).
-    if (self_retries_ >= 2) return OfferUnderNextName();
+    if (kubelet_retries_itself_) return OfferUnderNextName();
     ++metrics_.reoffers;
     NDR_LOG(INFO) << "Offering the registration socket again after kubelet's transient refusal"
                   << Kv("path", wanted_path_) << Kv("attempt", transient_refusals_ + 1);
@@ -460,7 +461,8 @@ absl::Status Registrar::OfferUnderNextName() {
 }
 
 void Registrar::EndTransientRetry() {
-  self_retries_ = 0;
+  self_retry_window_end_ = absl::InfinitePast();
+  kubelet_retries_itself_ = false;
   transient_refusals_ = 0;
   retrying_ = false;
   metrics_.retrying = 0;
@@ -507,11 +509,19 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
   if ((structural == RefusalVerdict::kFatal || structural == RefusalVerdict::kAfterReOffer) &&
       refusal.kind == RefusalKind::kTransient) {
     // A second handshake on one socket after its registration failed is kubelet retrying by
-    // itself: kubelets before v1.36 never do that without a new socket, unless kubelet restarted
-    // (it traverses the directory), so two are needed.
-    if (verdict.handshakes >= 2 &&
+    // itself: kubelets before v1.36 never do that without a new socket. A kubelet that restarted
+    // does too (it lists the directory), so it counts only soon after the first refusal, when a
+    // kubelet that retries by itself does (kSelfRetryWindow); later, the way is settled.
+    const absl::Time now = absl::Now();
+    if (transient_refusals_ == 0) self_retry_window_end_ = now + kSelfRetryWindow;
+    if (verdict.handshakes >= 2 && now <= self_retry_window_end_ &&
         absl::StrContains(verdict.error, "plugin registration failed with err:")) {
-      ++self_retries_;
+      if (!kubelet_retries_itself_) {
+        NDR_LOG(INFO) << "Kubelet tried the refused socket again by itself (v1.36 and later): "
+                         "offers move to the driver's next socket name until it confirms"
+                      << Kv("path", wanted_path_);
+      }
+      kubelet_retries_itself_ = true;
     }
     return RetryAfterTransientRefusal(refusal, verdict.error);
   }

@@ -22,9 +22,11 @@
 //    does not take a refusal for a socket it has since replaced, or one that follows its own
 //    re-offer, as kubelet's verdict (registration_watchdog.h);
 //  - keeps serving through a refusal that goes away by itself (the API server away), and offers
-//    its socket again after 1, 2, 4, then every 8 s; once kubelet shows that it retries by itself
-//    (v1.36 and later), under the driver's next socket name (reg_socket.h), as kubelet holds back
-//    each retry of one path for up to 2 min 2 s;
+//    its socket again after 3, 4, then every 8 s; when kubelet tries the socket again by itself
+//    within the first 3 s (v1.36 and later), under the driver's next socket name (reg_socket.h),
+//    as kubelet holds back each retry of one path for up to 2 min 2 s. Earlier kubelets get the
+//    same path: they still hold the refused plugin, and deregister it when its path goes, which
+//    only the same path orders before the new registration;
 //  - removes only the socket it created, never one another process put at the same path.
 #ifndef NDR_REGISTRAR_REGISTRAR_H_
 #define NDR_REGISTRAR_REGISTRAR_H_
@@ -148,9 +150,11 @@ class Registrar {
   int unanswered_offers_ = 0;    // offers since the last confirmation, for the backoff
   int transient_refusals_ = 0;   // in a row since the last confirmation, for their back-off
   bool retrying_ = false;        // the armed timer re-offers after a transient refusal
-  // Transient refusals, since the last confirmation, of a socket kubelet had already tried: it
-  // retries by itself (v1.36 and later), so offers move to the next socket name.
-  int self_retries_ = 0;
+  // Kubelet tried a refused socket again by itself within kSelfRetryWindow of the first transient
+  // refusal since the last confirmation: it retries by itself (v1.36 and later), so offers move
+  // to the next socket name until the next confirmation.
+  absl::Time self_retry_window_end_ = absl::InfinitePast();
+  bool kubelet_retries_itself_ = false;
   absl::Duration watchdog_wait_ = absl::InfiniteDuration();  // what the armed timer waits
 
   // Shared with gRPC and HTTP threads.

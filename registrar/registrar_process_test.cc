@@ -677,11 +677,11 @@ constexpr char kApiServerAway[] =
 
 // A refusal whose reason goes away by itself (the API server away): the registrar keeps serving,
 // healthy, says on /healthz and /metrics that it is not registered and why, offers the socket
-// anew after 1 s, then 2 s, and is registered when kubelet confirms the new socket.
+// anew after 3 s, then 4 s, and is registered when kubelet confirms the new socket.
 TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
   auto driver = StartDriver();
   auto registrar = StartRegistrar({"--http-endpoint=127.0.0.1:0"});
-  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  ASSERT_TRUE(PollUntil([&] { return Answers(reg_socket_); })) << RegistrarLog();
   const int port = ServedHttpPort(RegistrarLog());
   ASSERT_NE(port, 0) << RegistrarLog();
   // How many sockets the registrar has served: a new socket may get the old one's inode number.
@@ -725,8 +725,11 @@ TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
   absl::SleepFor(absl::Seconds(1));  // a window to count in, not a wait for anything
   EXPECT_LT(SwitchesBetween(switches_before, ContextSwitches(registrar->pid())), 100u);
   const std::string log = RegistrarLog();
-  EXPECT_THAT(log, HasSubstr("attempt=1 retryIn=\"1s\""));
-  EXPECT_THAT(log, HasSubstr("attempt=2 retryIn=\"2s\""));
+  EXPECT_THAT(log, HasSubstr("attempt=1 retryIn=\"3s\""));
+  EXPECT_THAT(log, HasSubstr("attempt=2 retryIn=\"4s\""));
+  // A kubelet that never tries a refused socket again by itself (before v1.36) gets the same path.
+  EXPECT_FALSE(IsSocket(reg_dir_ + "/" + kDriverName + "-reg-1.sock"));
+  EXPECT_THAT(log, Not(HasSubstr("next socket name")));
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
     EXPECT_FALSE(absl::StartsWith(line, "E")) << "a transient refusal is no error: " << line;
   }

@@ -13,8 +13,8 @@ absl::Duration RegistrationWait(absl::Duration retry_after, int offers) {
 }
 
 absl::Duration TransientRefusalWait(int refusals) {
-  if (refusals >= 3) return absl::Seconds(8);
-  return absl::Seconds(1 << (refusals < 0 ? 0 : refusals));
+  if (refusals <= 0) return kSelfRetryWindow;
+  return refusals == 1 ? absl::Seconds(4) : absl::Seconds(8);
 }
 
 RefusalVerdict ClassifyRefusal(const RefusalContext& refusal) {

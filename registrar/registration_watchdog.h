@@ -64,10 +64,18 @@ inline constexpr absl::Duration kMaxRegistrationRetryWait = absl::Minutes(6);
 // `retry_after`, if that is longer). Zero `retry_after`: the watchdog is off (InfiniteDuration).
 absl::Duration RegistrationWait(absl::Duration retry_after, int offers);
 
+// How long the first refusal of a socket, for a reason that goes away by itself, waits for kubelet
+// to try the same socket again by itself: kubelet v1.36 and later do, after a back-off of 500 ms
+// on a path that had not failed before, at their reconciler's next pass (once a second), so within
+// 1.5 s of the refusal (pkg/kubelet/pluginmanager: plugin_manager.go loopSleepDuration,
+// goroutinemap initialDurationBeforeRetry). Earlier ones never do (registrar.h).
+inline constexpr absl::Duration kSelfRetryWindow = absl::Seconds(3);
+
 // How long to wait before offering the socket again after kubelet refused it for a reason that
 // goes away by itself (kubelet_refusal.h), when `refusals` such refusals came before it since
-// the last confirmation: 1 s doubled each time, up to 8 s, so that a registrar is registered
-// again within seconds of the API server's return, at one offer every 8 s while it is away.
+// the last confirmation: kSelfRetryWindow for the first, then 4 s, then 8 s each time, so that a
+// registrar is registered again within seconds of the API server's return, at one offer every
+// 8 s while it is away.
 absl::Duration TransientRefusalWait(int refusals);
 
 // What a NotifyRegistrationStatus(registered=false) means.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "registrar/reg_socket.h"
 
 namespace ndr::registrar {
 namespace {
@@ -28,6 +29,20 @@ TEST(RegistrationWaitTest, TheDefaultOutlastsKubeletsLongestRegistration) {
             2 * kKubeletLongestRegistration + absl::Seconds(30));
   EXPECT_EQ(RegistrationWait(kDefaultRegistrationRetryAfter, 0), absl::Minutes(3));
   EXPECT_EQ(RegistrationWait(kDefaultRegistrationRetryAfter, 1), absl::Minutes(6));
+}
+
+// The first wait outlasts the moment a kubelet that retries by itself comes back to a path that
+// had not failed before: 500 ms of back-off plus a reconciler pass of 1 s (registration_watchdog.h).
+TEST(TransientRefusalWaitTest, FirstLongEnoughToSeeKubeletRetryThenUpToEightSeconds) {
+  EXPECT_GT(TransientRefusalWait(0), absl::Milliseconds(500) + absl::Seconds(1));
+  EXPECT_EQ(TransientRefusalWait(0), kSelfRetryWindow);
+  EXPECT_EQ(TransientRefusalWait(1), absl::Seconds(4));
+  EXPECT_EQ(TransientRefusalWait(2), absl::Seconds(8));
+  EXPECT_EQ(TransientRefusalWait(100), absl::Seconds(8));
+  // Each name of the driver's socket comes back after all the others, each offered for at least
+  // the wait that repeats: longer than kubelet's longest back-off, 2 min 2 s.
+  EXPECT_GT((kRegistrationSocketNames - 1) * TransientRefusalWait(2),
+            absl::Minutes(2) + absl::Seconds(2));
 }
 
 TEST(RegistrationWaitTest, ShortRetryAfterDoublesFromItself) {

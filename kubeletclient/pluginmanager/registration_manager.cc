@@ -22,8 +22,12 @@ void RegistrationManager::SocketAdded(const std::string& path) {
   Socket& socket = sockets_[path];
   socket.present = true;
   ++socket.generation;
-  socket.backoff = absl::ZeroDuration();
-  socket.retry_at = absl::InfinitePast();
+  // Kubelet's operations on one socket path share one back-off, which a socket created again
+  // does not reset: only an operation's success does (pkg/util/goroutinemap keyed by the socket
+  // path: operationComplete deletes the entry on success only; v1.26.0 to v1.37.2). Before 1.36
+  // a plugin whose registration failed is still in kubelet's actual state, so kubelet first
+  // deregisters it, which waits out what is left of the back-off and succeeds, resetting it.
+  if (socket.settled) socket.backoff = absl::ZeroDuration();
   socket.settled = false;
   Kick(path, socket);
 }
@@ -115,7 +119,8 @@ void RegistrationManager::Work(const std::string& path) {
       }
       continue;
     }
-    if (!socket.present) sockets_.erase(path);
+    // A path whose back-off runs is remembered, as kubelet's goroutinemap remembers it.
+    if (!socket.present && socket.backoff == absl::ZeroDuration()) sockets_.erase(path);
     break;
   }
   auto it = sockets_.find(path);

@@ -5,8 +5,10 @@
 // socket that goes away, the handler's DeRegisterPlugin; a socket created again is deregistered
 // and registered again. At most one operation per socket runs at a time, each on a thread of its
 // own, so a plugin that hangs costs only its own timeouts and never delays the others. A failed
-// registration is retried with kubelet's exponential backoff (500 ms, doubling, at most 2 min 2 s);
-// a change of the socket meanwhile (removed, created again) is acted on at once. A registered
+// registration is retried with kubelet's exponential backoff (500 ms, doubling, at most 2 min 2 s),
+// kept per socket path as kubelet keeps it: a socket created again at the path waits out what is
+// left of it (except where kubelet deregisters the old plugin first, before 1.36), a socket at a
+// new path is tried at once. A registered
 // plugin whose process dies without removing its socket is deregistered too (LivenessWatch),
 // which kubelet does not do.
 //

@@ -149,14 +149,33 @@ d2_start_pod() {  # d2_start_pod NAME LETTER pv|inline
   poll "$D2_POD_DEADLINE" d2_pod_has_marker "$1"
 }
 
-# How many of the running pods of LETTER still read the marker they wrote: "K/N".
+# The pod's UID, and its app container's ID and restart count: "UID CONTAINER_ID RESTARTS".
+d2_pod_identity() {  # d2_pod_identity POD
+  rn_kubectl -n default get pod "$1" -o json 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+for c in p["status"].get("containerStatuses", []):
+    if c["name"] == "app":
+        print(p["metadata"]["uid"], c.get("containerID", "-"), c.get("restartCount", 0))'
+}
+declare -gA D2_IDENTITY=()
+
+# How many of the running pods of LETTER still read the marker they wrote, in the same container
+# that wrote it (an app container restarted on a volume mounted again would read it too): "K/N".
+# With D2_PODS_RESTARTED=1 (a reboot restarts every container) the same pod object is enough.
 d2_pods_kept() {  # d2_pods_kept LETTER
-  local pod kept=0 all=0
+  local pod kept=0 all=0 now
   for pod in day2-$1-pv day2-$1-inline; do
     all=$((all + 1))
     # Polled: after a reboot kubelet mounts the pods' volumes again before their containers run.
     poll "$D2_POD_DEADLINE" d2_pod_has_marker "$pod" &&
-      [[ $(d2_marker_of "$pod") == "${D2_MARKER[$pod]}" ]] && kept=$((kept + 1))
+      [[ $(d2_marker_of "$pod") == "${D2_MARKER[$pod]}" ]] || continue
+    now=$(d2_pod_identity "$pod")
+    if [[ -n ${D2_PODS_RESTARTED:-} ]]; then
+      [[ ${now%% *} == "${D2_IDENTITY[$pod]%% *}" ]] && kept=$((kept + 1))
+    else
+      [[ $now == "${D2_IDENTITY[$pod]}" ]] && kept=$((kept + 1))
+    fi
   done
   echo "$kept/$all"
 }
@@ -336,6 +355,7 @@ d2_setup() {
         return 1
       }
       D2_MARKER[${pod%%:*}]=$(d2_marker_of "${pod%%:*}")
+      D2_IDENTITY[${pod%%:*}]=$(d2_pod_identity "${pod%%:*}")
     done
   done
   d2_watch_start
@@ -591,6 +611,8 @@ for c in json.load(sys.stdin)["status"].get("containerStatuses", []):
         print(c["containerID"].split("//", 1)[1])'
 }
 
+d2_registrar_running() { [[ -n $(d2_registrar_container "$1") ]]; }
+
 # What the registrar's logs that kubelet kept (under /var/log/pods: the running container's and
 # at most the one before) say of the watchdog: ours logs "Offering the registration socket ..."
 # or "... offering the socket again" at each offer. Older containers' logs are gone; the restart count is in the row.
@@ -607,14 +629,14 @@ d2_registrar_log_says() {  # d2_registrar_log_says LETTER
 # The registrar of LETTER has logged kubelet's NotifyRegistrationStatus(registered=true) since
 # SINCE (RFC 3339): the registration's end, as the registrar saw it. Ours logs `"Registration
 # notified" registered=true`; the Go registrar v2.17.0 `"Received NotifyRegistrationStatus call"
-# status="&RegistrationStatus{PluginRegistered:true,...}"` (cmd/csi-node-driver-registrar/main.go
-# NotifyRegistrationStatus).
+# status="plugin_registered:true"` (cmd/csi-node-driver-registrar/main.go
+# NotifyRegistrationStatus; the status in protobuf's text form, as seen on this node).
 d2_confirmed_since() {  # d2_confirmed_since SINCE LETTER
   local pod
   pod=$(d2_ds_pod "$2")
   [[ -n $pod ]] || return 1
   rn_kubectl -n kube-system logs "$pod" -c csi-node-driver-registrar --since-time="$1" 2>/dev/null |
-    grep -qE '"Registration notified" registered=true|NotifyRegistrationStatus call.*PluginRegistered:true'
+    grep -qE '"Registration notified" registered=true|NotifyRegistrationStatus call.*(plugin_registered|PluginRegistered): ?true'
 }
 
 # Registered again since the API server's return: kubelet's log (a registration begun with no
@@ -644,15 +666,25 @@ d2_scenario_api_away() {
     while ((SECONDS < until_)); do sleep 5; done  # the outage's length, not a wait for anything
     # No registration can be confirmed while the API server is away: the registrar's log from
     # here on is the registration after its return.
-    local since
+    local since away_end
     since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    away_end=$(d2_log_size)
     rn_start_apiserver || { extra+="${extra:+; }the API server did not come back"; break; }
     back=$SECONDS
     d2_when_each "$back" 600 d2_back_registered "$offset" "$since"
     for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
     for l in a b; do
+      # The scenario is what it says only if kubelet tried to register the driver while the API
+      # server was away, and failed.
+      local failed problems=
+      failed=$(d2_obs kubelet <(head -c "$away_end" "$RN_WORK/logs/kubelet.log") "$offset" \
+        "$(d2_driver "$l")" | python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
+      [[ $failed =~ ^[1-9] ]] ||
+        problems="kubelet's log shows no failed registration of the driver while the API server was away"
+      # The harness's own kill restarts each registrar's container once: not the registrar's.
       d2_row api-away "away ${minutes} min" "$l" "$start" "$offset" – "${rec[$l]}" \
-        "${restarts[$l]}" "" "seconds from the API server's return; $(d2_registrar_log_says "$l")"
+        "$((restarts[$l] + 1))" "$problems" \
+        "seconds from the API server's return; failed registrations while it was away: ${failed:-?}; restarts less the harness's kill; $(d2_registrar_log_says "$l")"
     done
   done
   d2_verdict api-away "the API server stopped and both registrars started while it was away ($(IFS=,; echo "${D2_API_AWAY[*]}") min): both registered again once it was back, volumes kept" "$extra"
@@ -710,14 +742,28 @@ d2_scenario_reboot() {
     result FAIL day2-reboot "the node did not come up again (logs under $RN_WORK/logs)"
     return
   fi
+  # The power cut stopped every registrar, so each starts once more: its restarts are counted from
+  # that first start on, when kubelet first reports the new container running.
+  local -A base=()
+  for l in a b; do
+    base[$l]=
+    poll 120 d2_registrar_running "$l" && base[$l]=$(d2_restarts "$l")
+  done
   d2_when_each "$s0" 300 d2_registered_since "$offset"
   for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
   d2_when_each "$s0" "$D2_POD_DEADLINE" d2_new_pod_ready
   for l in a b; do new[$l]=${D2_WHEN[$l]}; done
   for l in a b; do
-    # The pods are the same objects with new sandboxes: their restart counts start again.
-    d2_row reboot "every node process killed, /run cleared, started again" "$l" "$start" \
-      "$offset" "${new[$l]}" "${rec[$l]}" "$(d2_restarts "$l")" "" "seconds from the power cut"
+    local problems=
+    [[ -n ${base[$l]} ]] || problems="the registrar's container was not seen running after the power cut"
+    D2_PODS_RESTARTED=1 d2_row reboot "every node process killed, /run cleared, started again" \
+      "$l" "$start" "$offset" "${new[$l]}" "${rec[$l]}" "${base[$l]:-$(d2_restarts "$l")}" \
+      "$problems" "seconds from the power cut; restarts after the registrar's first start since it"
+  done
+  # The containers that run from now on are the ones later scenarios must keep.
+  local pod
+  for pod in day2-a-pv day2-a-inline day2-b-pv day2-b-inline; do
+    D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
   done
   rn_kubectl -n default delete pod day2-a-new day2-b-new --wait=true --timeout=120s >&2
   d2_verdict reboot "a power cut (every node process killed at once; /run, the mounts, network namespaces and cgroups gone), then containerd, kubelet and kube-proxy started: both registrars registered again, kubelet mounted every pod's volume again, a pod created meanwhile ran" "$extra"

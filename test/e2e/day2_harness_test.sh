@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Unit tests of the day-two harness's shell parts (real-node/day2.sh), with kubectl answered from
+# files: what each function concludes from what the API server says.
+set -uo pipefail
+cd "${TEST_SRCDIR}/${TEST_WORKSPACE}" || exit 1
+here=$PWD/test/e2e
+work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/d2h.XXXXXX") || exit 1
+trap 'rm -rf -- "$work"' EXIT
+RN_WORK=$work
+# shellcheck source=real-node/day2.sh
+source "$here/real-node/day2.sh"
+
+# The harness's helpers, as real-node.sh and checks.sh define them, answered from $work/api.
+mkdir -p "$work/api"
+poll() { shift; "$@" >/dev/null 2>&1; }
+rn_kubectl() {
+  case "$*" in
+    "-n default exec "*" -- cat /data/marker") cat "$work/api/marker-$4" 2>/dev/null ;;
+    "-n default get pod "*" -o json") cat "$work/api/pod-$5.json" 2>/dev/null ;;
+    "-n kube-system get pods -l app=day2-"*" -o json") cat "$work/api/ds-${6#app=day2-}.json" ;;
+    "-n kube-system logs "*" -c csi-node-driver-registrar --since-time="*)
+      cat "$work/api/log-$4" ;;
+    *) echo "rn_kubectl: not answered here: $*" >&2; return 1 ;;
+  esac
+}
+pod_json() {  # pod_json NAME UID CONTAINER_ID RESTARTS
+  printf '{"metadata": {"uid": "%s"}, "status": {"containerStatuses": [{"name": "app", "containerID": "%s", "restartCount": %s}]}}\n' \
+    "$2" "$3" "$4" >"$work/api/pod-$1.json"
+}
+
+failures=0
+expect() {  # expect WHAT GOT WANT
+  if [[ $2 == "$3" ]]; then
+    echo "ok: $1"
+  else
+    echo "FAIL: $1: got '$2', want '$3'"
+    failures=$((failures + 1))
+  fi
+}
+
+# Two running pods that wrote their markers; the harness recorded them as the setup does.
+for pod in day2-a-pv day2-a-inline; do
+  echo "node 1" >"$work/api/marker-$pod"
+  pod_json "$pod" "uid-$pod" "containerd://c-$pod" 0
+  D2_MARKER[$pod]=$(d2_marker_of "$pod")
+  D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
+done
+expect "both pods untouched are kept" "$(d2_pods_kept a)" 2/2
+
+# The app container of one pod restarted on a volume mounted again: it reads the same marker,
+# and its volume was not kept.
+pod_json day2-a-pv uid-day2-a-pv containerd://c-new 1
+expect "an app container restarted on the same marker is not kept" "$(d2_pods_kept a)" 1/2
+
+# After a reboot every container is new: the same pod objects with their markers are kept; a pod
+# made anew under the same name is not.
+expect "a reboot's new containers are kept" "$(D2_PODS_RESTARTED=1 d2_pods_kept a)" 2/2
+pod_json day2-a-inline uid-other containerd://c-x 0
+expect "a pod object made anew is not kept, even after a reboot" \
+  "$(D2_PODS_RESTARTED=1 d2_pods_kept a)" 1/2
+
+# A lost marker is not kept.
+pod_json day2-a-inline uid-day2-a-inline containerd://c-day2-a-inline 0
+echo "node 2" >"$work/api/marker-day2-a-inline"
+expect "a pod reading another marker is not kept" "$(D2_PODS_RESTARTED=1 d2_pods_kept a)" 1/2
+
+# The registrar's own word that kubelet confirmed the registration, in each registrar's log form:
+# ours (klog text), and the Go registrar v2.17.0's, whose status is protobuf's text form.
+for l in a b; do
+  printf '{"items": [{"metadata": {"name": "day2-%s-x"}}]}\n' "$l" >"$work/api/ds-$l.json"
+done
+printf '%s\n' 'I1129 02:40:10.581656       1 registrar.cc:667] "Registration notified" registered=true' \
+  >"$work/api/log-day2-b-x"
+printf '%s\n' 'I1129 02:40:56.609683       1 main.go:102] "Received NotifyRegistrationStatus call" status="plugin_registered:true"' \
+  >"$work/api/log-day2-a-x"
+d2_confirmed_since 2026-11-29T02:39:56Z b && got=yes || got=no
+expect "ours confirmed" "$got" yes
+d2_confirmed_since 2026-11-29T02:39:56Z a && got=yes || got=no
+expect "the Go registrar confirmed" "$got" yes
+printf '%s\n' 'I1129 02:40:56.609683       1 main.go:102] "Received NotifyRegistrationStatus call" status="error:\"RegisterPlugin error -- plugin registration failed\""' \
+  'I1129 02:40:57.1       1 registrar.cc:667] "Registration notified" err="RegisterPlugin error" registered=false' \
+  >"$work/api/log-day2-a-x"
+d2_confirmed_since 2026-11-29T02:39:56Z a && got=yes || got=no
+expect "a refusal is no confirmation" "$got" no
+
+((failures == 0)) || { echo "$failures failed"; exit 1; }
