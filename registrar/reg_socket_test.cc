@@ -49,7 +49,8 @@ TEST(RegistrationSocketPathTest, JoinsDirAndName) {
 TEST(RegistrationSocketPathTest, EachOfTheDriversNamesIsItsOwn) {
   const std::string primary = "/registration/sample.csi.example.com-reg.sock";
   EXPECT_EQ(*RegistrationSocketPathAt(primary, 0), primary);
-  EXPECT_EQ(*RegistrationSocketPathAt(primary, 1), "/registration/sample.csi.example.com-reg-1.sock");
+  EXPECT_EQ(*RegistrationSocketPathAt(primary, 1),
+            "/registration/sample.csi.example.com-reg-1.sock");
   EXPECT_EQ(*RegistrationSocketPathAt(primary, 16),
             "/registration/sample.csi.example.com-reg-16.sock");
   EXPECT_THAT(RegistrationSocketPathAt(primary, 17),

@@ -32,7 +32,8 @@ TEST(RegistrationWaitTest, TheDefaultOutlastsKubeletsLongestRegistration) {
 }
 
 // The first wait outlasts the moment a kubelet that retries by itself comes back to a path that
-// had not failed before: 500 ms of back-off plus a reconciler pass of 1 s (registration_watchdog.h).
+// had not failed before: 500 ms of back-off plus a reconciler pass of 1 s
+// (registration_watchdog.h).
 TEST(TransientRefusalWaitTest, FirstLongEnoughToSeeKubeletRetryThenUpToEightSeconds) {
   EXPECT_GT(TransientRefusalWait(0), absl::Milliseconds(500) + absl::Seconds(1));
   EXPECT_EQ(TransientRefusalWait(0), kSelfRetryWindow);
