@@ -7,6 +7,7 @@ here=$PWD/test/e2e
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/d2h.XXXXXX") || exit 1
 trap 'rm -rf -- "$work"' EXIT
 RN_WORK=$work
+RN_NODE=node-1
 # shellcheck source=real-node/day2.sh
 source "$here/real-node/day2.sh"
 
@@ -18,6 +19,7 @@ rn_kubectl() {
     "-n default exec "*" -- cat /data/marker") cat "$work/api/marker-$4" 2>/dev/null ;;
     "-n default get pod "*" -o json") cat "$work/api/pod-$5.json" 2>/dev/null ;;
     "-n kube-system get pods -l app=day2-"*" -o json") cat "$work/api/ds-${6#app=day2-}.json" ;;
+    "get csinode $RN_NODE -o json") cat "$work/api/csinode.json" ;;
     "-n kube-system logs "*" -c csi-node-driver-registrar --since-time="*)
       cat "$work/api/log-$4" ;;
     *) echo "rn_kubectl: not answered here: $*" >&2; return 1 ;;
@@ -82,5 +84,55 @@ printf '%s\n' 'I1129 02:40:56.609683       1 main.go:102] "Received NotifyRegist
   >"$work/api/log-day2-a-x"
 d2_confirmed_since 2026-11-29T02:39:56Z a && got=yes || got=no
 expect "a refusal is no confirmation" "$got" no
+
+# A rollout's old pod, being deleted, does not lend its restarts to the new registrar.
+cat >"$work/api/ds-b.json" <<'JSON'
+{"items": [
+  {"metadata": {"name": "day2-b-old", "deletionTimestamp": "2026-11-29T02:00:00Z"},
+   "status": {"containerStatuses": [{"name": "csi-node-driver-registrar", "restartCount": 3}]}},
+  {"metadata": {"name": "day2-b-new"},
+   "status": {"containerStatuses": [{"name": "csi-node-driver-registrar", "restartCount": 1},
+                                    {"name": "driver", "restartCount": 5}]}}]}
+JSON
+expect "restarts of the pod not being deleted" "$(d2_restarts b)" 1
+
+# The swap's rule: no column worse than the yardstick's.
+row() {  # row DEREGISTERED FAILED REMOVED LONGEST_AWAY RECOVERED RESTARTS
+  printf '{"kubelet": {"deregistered": %s, "failed": %s}, "csinode": {"removed": %s, "longest_away_s": %s}, "recovered": "%s", "restarts": %s}' "$@"
+}
+yard=$(row 1 0 1 1.0 "3 s" 0)
+expect "the same as the yardstick is not worse" "$(d2_not_worse "$yard" "$(row 1 0 1 1.0 "3 s" 0)")" ""
+expect "within 2 s of the yardstick is not worse" \
+  "$(d2_not_worse "$yard" "$(row 1 0 1 2.9 "5 s" 0)")" ""
+expect "a restart is worse" "$(d2_not_worse "$yard" "$(row 1 0 1 1.0 "3 s" 2)")" \
+  "2 restarts against the Go → Go restart's 0"
+expect "longer away is worse" "$(d2_not_worse "$yard" "$(row 1 0 1 9.5 "3 s" 0)")" \
+  "CSINode entry away 9.5 s against the Go → Go restart's 1.0 s"
+expect "later registered is worse" "$(d2_not_worse "$yard" "$(row 1 0 1 1.0 "30 s" 0)")" \
+  "registered again after 30 s against the Go → Go restart's 3 s"
+expect "never registered is worse" "$(d2_not_worse "$yard" "$(row 1 0 1 1.0 "no" 0)")" \
+  "not registered again, where the Go → Go restart was"
+expect "more failures are worse" "$(d2_not_worse "$yard" "$(row 1 2 1 1.0 "3 s" 0)")" \
+  "kubelet failed 2 against the Go → Go restart's 0"
+
+# Registered again: kubelet's log, CSINode, and after a change (D2_SINCE) the registrar's own
+# confirmation, since CSINode may still hold the entry from before the change.
+mkdir -p "$work/logs"
+printf '%s\n' 'I1129 02:40:10.5 1 csi_plugin.go:119] kubernetes.io/csi: Register new plugin with name: a.day2.csi.example.com at endpoint: /var/lib/kubelet/plugins/a.day2.csi.example.com/csi.sock' \
+  >"$work/logs/kubelet.log"
+echo '{"spec": {"drivers": [{"name": "a.day2.csi.example.com", "nodeID": "node-1"}]}}' \
+  >"$work/api/csinode.json"
+d2_registered_since 0 a && got=yes || got=no
+expect "registered by kubelet's log and CSINode" "$got" yes
+D2_SINCE=2026-11-29T02:39:56Z d2_registered_since 0 a && got=yes || got=no
+expect "after a change, not without the registrar's confirmation" "$got" no
+printf '%s\n' 'I1129 02:40:56.6 1 main.go:102] "Received NotifyRegistrationStatus call" status="plugin_registered:true"' \
+  >"$work/api/log-day2-a-x"
+D2_SINCE=2026-11-29T02:39:56Z d2_registered_since 0 a && got=yes || got=no
+expect "after a change, with it" "$got" yes
+printf '%s\n' 'I1129 02:41:10.5 1 csi_plugin.go:271] kubernetes.io/csi: registrationHandler.DeRegisterPlugin request for plugin a.day2.csi.example.com, endpoint /x' \
+  >>"$work/logs/kubelet.log"
+D2_SINCE=2026-11-29T02:39:56Z d2_registered_since 0 a && got=yes || got=no
+expect "deregistered since" "$got" no
 
 ((failures == 0)) || { echo "$failures failed"; exit 1; }

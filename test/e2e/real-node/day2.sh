@@ -156,7 +156,7 @@ import json, sys
 p = json.load(sys.stdin)
 for c in p["status"].get("containerStatuses", []):
     if c["name"] == "app":
-        print(p["metadata"]["uid"], c.get("containerID", "-"), c.get("restartCount", 0))'
+        print(p["metadata"]["uid"], c.get("containerID", "-"), c.get("restartCount", 0))' 2>/dev/null
 }
 declare -gA D2_IDENTITY=()
 
@@ -188,11 +188,15 @@ for p in json.load(sys.stdin)["items"]:
         print(p["metadata"]["name"]); break'
 }
 
-d2_restarts() {  # the registrar container's restart count in LETTER's DaemonSet pod
+# The registrar container's restart count in LETTER's DaemonSet pod; a pod being deleted (the old
+# one of a rollout) is not counted: its restarts are not the new registrar's.
+d2_restarts() {  # d2_restarts LETTER
   rn_kubectl -n kube-system get pods -l "app=day2-$1" -o json 2>/dev/null | python3 -c '
 import json, sys
 n = 0
 for p in json.load(sys.stdin)["items"]:
+    if p["metadata"].get("deletionTimestamp"):
+        continue
     for c in p["status"].get("containerStatuses", []):
         if c["name"] == "csi-node-driver-registrar":
             n += c.get("restartCount", 0)
@@ -210,11 +214,16 @@ sys.exit(0 if [d for d in drivers if d["name"] == sys.argv[1] and d["nodeID"] ==
 d2_log_size() { stat -c %s "$RN_WORK/logs/kubelet.log"; }
 # Kubelet registered the driver of LETTER since OFFSET of its log (a registration begun and no
 # failure after it) and CSINode lists it.
+# With D2_SINCE set (RFC 3339, taken before the change), the registrar must also have logged
+# kubelet's confirmation since then (d2_confirmed_since): the CSINode entry may be the one from
+# before the change.
 d2_registered_since() {  # d2_registered_since OFFSET LETTER
   d2_obs kubelet "$RN_WORK/logs/kubelet.log" "$1" "$(d2_driver "$2")" |
     python3 -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["last_ok"] else 1)' &&
-    d2_in_csinode "$(d2_driver "$2")"
+    d2_in_csinode "$(d2_driver "$2")" &&
+    { [[ -z ${D2_SINCE:-} ]] || d2_confirmed_since "$D2_SINCE" "$2"; }
 }
+d2_since_now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
 # The CSINode watch: one line per event the API server sends, "EPOCH NAME ...", read from its
 # watch API itself; connected again whenever the API server drops it (each connection starts
@@ -297,12 +306,6 @@ d2_row_ok() {  # ok, or reported and not required
 }
 d2_row_field() { python3 -c 'import json, sys; v = json.loads(sys.argv[1]); [v := v[k] for k in sys.argv[2:]]; print(v)' "$@"; }
 
-# Waits until kubelet has registered the driver of LETTER since OFFSET (d2_registered_since);
-# prints the seconds from START_SECONDS it took, or "no".
-d2_wait_registered() {  # d2_wait_registered LETTER OFFSET START_SECONDS [DEADLINE]
-  if poll "${4:-240}" d2_registered_since "$2" "$1"; then echo $((SECONDS - $3)); else echo no; fi
-}
-
 # For both drivers at once (each is timed on its own, not after the other): polls CHECK ARGS...
 # LETTER for each until it succeeds, and sets D2_WHEN[LETTER] to the seconds from START_SECONDS
 # when it first did, or "no" if it did not within DEADLINE seconds.
@@ -321,6 +324,27 @@ d2_when_each() {  # d2_when_each START_SECONDS DEADLINE CHECK [ARGS...]
   done
 }
 d2_new_pod_ready() { d2_pod_has_marker "day2-$1-new"; }
+
+# For both drivers at once, the registration and the pod created during the change, each timed
+# from START_SECONDS on its own: sets D2_WHEN[LETTER] (registered, d2_registered_since OFFSET)
+# and D2_WHEN_POD[LETTER] (the new pod ran with its marker), or "no" after DEADLINE seconds.
+declare -gA D2_WHEN_POD=()
+d2_when_registered_and_pod() {  # d2_when_registered_and_pod START_SECONDS DEADLINE OFFSET
+  local s0=$1 deadline=$((SECONDS + $2)) offset=$3 l
+  D2_WHEN=([a]=no [b]=no)
+  D2_WHEN_POD=([a]=no [b]=no)
+  while :; do
+    for l in a b; do
+      [[ ${D2_WHEN[$l]} == no ]] && d2_registered_since "$offset" "$l" >/dev/null 2>&1 &&
+        D2_WHEN[$l]=$((SECONDS - s0))
+      [[ ${D2_WHEN_POD[$l]} == no ]] && d2_new_pod_ready "$l" >/dev/null 2>&1 &&
+        D2_WHEN_POD[$l]=$((SECONDS - s0))
+    done
+    [[ " ${D2_WHEN[*]} ${D2_WHEN_POD[*]} " != *" no "* ]] && return 0
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
 
 d2_apply_driver() {  # d2_apply_driver LETTER IMAGE SECURITY_CONTEXT
   D2_IMAGE_OF[$1]=$2
@@ -385,7 +409,8 @@ kubelet_version_of() { "$1" --version 2>/dev/null | cut -d' ' -f2; }
 # kubelet stopped and started again from BINARY, with both registrars running; a pod of each
 # driver is created while kubelet is away.
 d2_kubelet_restart() {  # d2_kubelet_restart STEP BINARY
-  local step=$1 binary=$2 start offset s0 l
+  local step=$1 binary=$2 start offset s0 l D2_SINCE
+  D2_SINCE=$(d2_since_now)
   start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
   local -A restarts=() rec=() new=()
   for l in a b; do restarts[$l]=$(d2_restarts "$l"); done
@@ -394,10 +419,8 @@ d2_kubelet_restart() {  # d2_kubelet_restart STEP BINARY
   for l in a b; do d2_pod "day2-$l-new" "$l" inline | rn_kubectl apply -f - >&2; done
   RN_KUBELET_BIN=$binary
   rn_start_kubelet || return 1
-  d2_when_each "$s0" 240 d2_registered_since "$offset"
-  for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
-  d2_when_each "$s0" "$D2_POD_DEADLINE" d2_new_pod_ready
-  for l in a b; do new[$l]=${D2_WHEN[$l]}; done
+  d2_when_registered_and_pod "$s0" 240 "$offset"
+  for l in a b; do rec[$l]=${D2_WHEN[$l]} new[$l]=${D2_WHEN_POD[$l]}; done
   local version problems
   version=$(rn_kubectl get node "$RN_NODE" -o 'jsonpath={.status.nodeInfo.kubeletVersion}')
   for l in a b; do
@@ -482,7 +505,8 @@ d2_pod_events() {
 
 # One rollout of driver a's DaemonSet: to IMAGE, or "restart" (the same image again).
 d2_swap_step() {  # d2_swap_step STEP IMAGE|restart
-  local step=$1 to=$2 start offset s0 new rec
+  local step=$1 to=$2 start offset s0 new rec D2_SINCE
+  D2_SINCE=$(d2_since_now)
   start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
   if [[ $to == restart ]]; then
     rn_kubectl -n kube-system rollout restart daemonset/day2-a >&2
@@ -490,16 +514,24 @@ d2_swap_step() {  # d2_swap_step STEP IMAGE|restart
     rn_kubectl -n kube-system set image daemonset/day2-a "csi-node-driver-registrar=$to" >&2
     D2_IMAGE_OF[a]=$to
   fi
-  # A pod created mid-rollout, while the old registrar goes or the new one starts.
+  # A pod created mid-rollout, while the old registrar goes or the new one starts. It and the
+  # registration are timed together, each from the rollout's start.
   d2_pod day2-a-new a inline | rn_kubectl apply -f - >&2
-  poll 240 d2_rollout_done a && rec=$(d2_wait_registered a "$offset" "$s0") || rec=no
-  poll "$D2_POD_DEADLINE" d2_pod_has_marker day2-a-new && new=$((SECONDS - s0)) || new=no
+  rec=no new=no
+  local deadline=$((SECONDS + 240))
+  while [[ $rec == no || $new == no ]] && ((SECONDS < deadline)); do
+    [[ $rec == no ]] && d2_rollout_done a && d2_registered_since "$offset" a >/dev/null 2>&1 &&
+      rec=$((SECONDS - s0))
+    [[ $new == no ]] && d2_pod_has_marker day2-a-new && new=$((SECONDS - s0))
+    [[ $rec == no || $new == no ]] && sleep 1
+  done
   d2_row swap "$step" a "$start" "$offset" "$new" "$rec" 0 "" "$(d2_pod_events day2-a-new)"
   rn_kubectl -n default delete pod day2-a-new --wait=true --timeout=120s >&2
 }
 
 # What of ROW is worse than the yardstick's: deregistrations, failed registrations, CSINode
-# entries removed.
+# entries removed, restarts, and by more than 2 s (the harness polls once a second) the longest
+# CSINode absence and the time to register again.
 d2_not_worse() {  # d2_not_worse YARDSTICK_ROW ROW
   python3 - "$1" "$2" <<'EOF2'
 import json, sys
@@ -508,6 +540,17 @@ worse = []
 for part, key in (("kubelet", "deregistered"), ("kubelet", "failed"), ("csinode", "removed")):
     if r[part][key] > y[part][key]:
         worse.append("%s %s %d against the Go → Go restart's %d" % (part, key, r[part][key], y[part][key]))
+if r["restarts"] > y["restarts"]:
+    worse.append("%d restarts against the Go → Go restart's %d" % (r["restarts"], y["restarts"]))
+if r["csinode"]["longest_away_s"] > y["csinode"]["longest_away_s"] + 2:
+    worse.append("CSINode entry away %.1f s against the Go → Go restart's %.1f s"
+                 % (r["csinode"]["longest_away_s"], y["csinode"]["longest_away_s"]))
+def secs(v):
+    return float(v.split()[0]) if v.endswith(" s") else None
+if secs(r["recovered"]) is None and secs(y["recovered"]) is not None:
+    worse.append("not registered again, where the Go → Go restart was")
+elif None not in (secs(r["recovered"]), secs(y["recovered"])) and secs(r["recovered"]) > secs(y["recovered"]) + 2:
+    worse.append("registered again after %s against the Go → Go restart's %s" % (r["recovered"], y["recovered"]))
 print("; ".join(worse))
 EOF2
 }
@@ -555,19 +598,27 @@ ready = [c for c in json.load(sys.stdin)["status"].get("containerStatuses", [])
 sys.exit(0 if ready else 1)' ${2:+never-restarted}
 }
 
+d2_locked_registered() {  # d2_locked_registered OFFSET LETTER
+  d2_rollout_done "$2" && d2_registrar_ready "$2" && d2_registered_since "$1" "$2"
+}
+
 d2_scenario_locked_down() {
-  local variant sc l extra= what start offset s0
+  local variant sc l extra= what start offset s0 D2_SINCE
   local -A ran=()
   for variant in locked nonroot; do
     if [[ $variant == locked ]]; then sc=$D2_LOCKED; else sc=$D2_LOCKED_NONROOT; fi
+    D2_SINCE=$(d2_since_now)
     start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
     for l in a b; do d2_apply_driver "$l" "${D2_IMAGE_OF[$l]}" "$sc"; done
+    # Both timed at once, each from the change: rolled out, ready and registered.
+    d2_when_each "$s0" 240 d2_locked_registered "$offset"
+    local -A when=([a]=${D2_WHEN[a]} [b]=${D2_WHEN[b]})
     for l in a b; do
-      local runs=no registers=no healthz=no why= rec=no
-      # Runs: ready, and still the first start of its container once the others are judged (a
+      local runs=no registers=no healthz=no why= rec=${when[$l]}
+      [[ $rec != no ]] && registers=yes
+      # Runs: ready, and still the first start of its container once both are judged (a
       # registrar that cannot work exits, and is ready for a moment before each exit).
-      if poll 120 d2_rollout_done "$l" && poll 60 d2_registrar_ready "$l"; then
-        poll 60 d2_registered_since "$offset" "$l" && registers=yes && rec=$((SECONDS - s0))
+      if d2_rollout_done "$l" && d2_registrar_ready "$l"; then
         poll 30 d2_healthz "$l" && healthz=yes
         d2_registrar_ready "$l" never-restarted && runs=yes
       fi
@@ -677,8 +728,10 @@ d2_scenario_api_away() {
       # The scenario is what it says only if kubelet tried to register the driver while the API
       # server was away, and failed.
       local failed problems=
-      failed=$(d2_obs kubelet <(head -c "$away_end" "$RN_WORK/logs/kubelet.log") "$offset" \
-        "$(d2_driver "$l")" | python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
+      # kubelet's log up to the API server's return (the reader seeks: a file, not a pipe).
+      head -c "$away_end" "$RN_WORK/logs/kubelet.log" >"$D2_DIR/kubelet-while-away.log"
+      failed=$(d2_obs kubelet "$D2_DIR/kubelet-while-away.log" "$offset" "$(d2_driver "$l")" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
       [[ $failed =~ ^[1-9] ]] ||
         problems="kubelet's log shows no failed registration of the driver while the API server was away"
       # The harness's own kill restarts each registrar's container once: not the registrar's.
@@ -732,8 +785,9 @@ d2_power_cut() {
 }
 
 d2_scenario_reboot() {
-  local start offset s0 l extra=
+  local start offset s0 l extra= D2_SINCE
   local -A rec=() new=()
+  D2_SINCE=$(d2_since_now)
   start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
   d2_power_cut || extra="the pods' processes could not all be stopped"
   # A pod of each driver created while the node is down.
@@ -749,10 +803,8 @@ d2_scenario_reboot() {
     base[$l]=
     poll 120 d2_registrar_running "$l" && base[$l]=$(d2_restarts "$l")
   done
-  d2_when_each "$s0" 300 d2_registered_since "$offset"
-  for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
-  d2_when_each "$s0" "$D2_POD_DEADLINE" d2_new_pod_ready
-  for l in a b; do new[$l]=${D2_WHEN[$l]}; done
+  d2_when_registered_and_pod "$s0" 300 "$offset"
+  for l in a b; do rec[$l]=${D2_WHEN[$l]} new[$l]=${D2_WHEN_POD[$l]}; done
   for l in a b; do
     local problems=
     [[ -n ${base[$l]} ]] || problems="the registrar's container was not seen running after the power cut"
