@@ -225,20 +225,25 @@ d2_registered_since() {  # d2_registered_since OFFSET LETTER
 }
 d2_since_now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
-# The CSINode watch: one line per event the API server sends, "EPOCH NAME ...", read from its
-# watch API itself; connected again whenever the API server drops it (each connection starts
-# with the object as it is). resourceVersion=0 starts from the API server's watch cache: without
+# The CSINode watch: one line per event the API server sends, "EPOCH @RESOURCE_VERSION NAME ...",
+# read from its watch API itself; connected again whenever the API server drops it (each
+# connection starts with the object as it is, and every one after the first writes a line
+# "EPOCH !connected": what happened between two connections is not seen, and a row whose window
+# holds such a gap says so). resourceVersion=0 starts from the API server's watch cache: without
 # it the API server first waits for its cache to reach etcd's newest revision, which with
 # Debian 12's etcd 3.4 (no progress notifications) it may not do until the next CSINode change,
 # and answers "Too large resource version" (kubectl get -w then lists again: a sample, not a
 # watch).
 d2_watch_start() {
   (
+    again=
     while :; do
       curl -sN --cacert "$RN_WORK/pki/ca.crt" --cert "$RN_WORK/pki/admin.crt" \
         --key "$RN_WORK/pki/admin.key" \
-        "https://127.0.0.1:$RN_API_PORT/apis/storage.k8s.io/v1/csinodes?watch=1&resourceVersion=0&fieldSelector=metadata.name%3D$RN_NODE" |
-        python3 -u "$here/real-node/day2_observe.py" watch-lines
+        "https://127.0.0.1:$RN_API_PORT/apis/storage.k8s.io/v1/csinodes?watch=1&resourceVersion=0&timeoutSeconds=7200&fieldSelector=metadata.name%3D$RN_NODE" |
+        python3 -u "$here/real-node/day2_observe.py" watch-lines $again
+      # Every connection after the first marks itself (a gap the rows must not hide).
+      again=--reconnect
       sleep 1  # the API server is away: connect again
     done
   ) >>"$D2_WATCH" &
@@ -254,11 +259,11 @@ d2_watch_stop() {
   D2_WATCH_PID=
 }
 
-# The watch has delivered the CSINode as it is now, as far as DRIVER goes.
-d2_watch_caught_up() {  # d2_watch_caught_up DRIVER
-  local last
-  last=$(tail -n 1 "$D2_WATCH")
-  if d2_in_csinode "$1"; then [[ " $last " == *" $1 "* ]]; else [[ " $last " != *" $1 "* ]]; fi
+# The watch has delivered the CSINode as a fresh GET returns it (its resourceVersion or later).
+d2_watch_caught_up() {
+  local rv
+  rv=$(rn_kubectl get csinode "$RN_NODE" -o 'jsonpath={.metadata.resourceVersion}' 2>/dev/null)
+  [[ -n $rv ]] && d2_obs caught-up "$D2_WATCH" "$rv"
 }
 
 # One row of the table, for LETTER, from what was observed since START (epoch) and OFFSET (of
@@ -272,13 +277,19 @@ d2_row() {  # d2_row SCENARIO STEP LETTER START OFFSET NEW_POD RECOVERED RESTART
   local problems=$9 note=${10:-} driver kubelet csinode pods restarts
   driver=$(d2_driver "$l")
   # The watch delivers events a moment late: the window ends once it has caught up.
-  poll 30 d2_watch_caught_up "$driver"
+  poll 30 d2_watch_caught_up || problems+="${problems:+; }the CSINode watch did not catch up with the API server within 30 s"
   local end
   end=$(d2_now)
   kubelet=$(d2_obs kubelet "$RN_WORK/logs/kubelet.log" "$offset" "$driver")
   csinode=$(d2_obs csinode "$D2_WATCH" "$driver" "$start" "$end")
   pods=$(d2_pods_kept "$l")
   restarts=$(($(d2_restarts "$l") - restarts_before))
+  # A watch that connected again missed what happened in between, unless the harness itself took
+  # the API server away (D2_WATCH_BREAKS: how many times), when nothing could change.
+  local reconnects
+  reconnects=$(d2_row_field "$csinode" reconnects)
+  ((reconnects <= ${D2_WATCH_BREAKS:-0})) ||
+    problems+="${problems:+; }the CSINode watch connected again $reconnects times in this window: changes in between are not seen"
   [[ $pods == 2/2 ]] || problems+="${problems:+; }a running pod lost its volume's marker ($pods kept)"
   [[ $new_pod == no ]] && problems+="${problems:+; }the pod created during the change did not run with its volume within ${D2_POD_DEADLINE}s"
   [[ $recovered == no ]] && problems+="${problems:+; }not registered again"
@@ -697,50 +708,68 @@ d2_back_registered() {  # d2_back_registered OFFSET SINCE LETTER
   d2_registered_since "$1" "$3" && d2_confirmed_since "$2" "$3"
 }
 
-d2_scenario_api_away() {
-  local minutes extra= l
-  for minutes in "${D2_API_AWAY[@]}"; do
-    local start offset back id ids=()
-    local -A restarts=() rec=()
-    start=$(d2_now) offset=$(d2_log_size)
-    for l in a b; do
-      restarts[$l]=$(d2_restarts "$l")
-      ids+=("$(d2_registrar_container "$l")")
-    done
-    kill "${RN_PID_OF[kube-apiserver]}"
-    poll 60 bash -c "! kill -0 ${RN_PID_OF[kube-apiserver]}"
-    # Both registrars start again while the API server is away: kubelet registers them and
-    # cannot write the Node or CSINode.
-    for id in "${ids[@]}"; do rn_ctr tasks kill -s SIGKILL "$id" >&2; done
-    local until_=$((SECONDS + minutes * 60))
-    rn_log "day2 api-away: the API server stays away for $minutes min"
-    while ((SECONDS < until_)); do sleep 5; done  # the outage's length, not a wait for anything
-    # No registration can be confirmed while the API server is away: the registrar's log from
-    # here on is the registration after its return.
-    local since away_end
-    since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-    away_end=$(d2_log_size)
-    rn_start_apiserver || { extra+="${extra:+; }the API server did not come back"; break; }
-    back=$SECONDS
-    d2_when_each "$back" 600 d2_back_registered "$offset" "$since"
-    for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
-    for l in a b; do
-      # The scenario is what it says only if kubelet tried to register the driver while the API
-      # server was away, and failed.
-      local failed problems=
-      # kubelet's log up to the API server's return (the reader seeks: a file, not a pipe).
-      head -c "$away_end" "$RN_WORK/logs/kubelet.log" >"$D2_DIR/kubelet-while-away.log"
-      failed=$(d2_obs kubelet "$D2_DIR/kubelet-while-away.log" "$offset" "$(d2_driver "$l")" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
-      [[ $failed =~ ^[1-9] ]] ||
-        problems="kubelet's log shows no failed registration of the driver while the API server was away"
-      # The harness's own kill restarts each registrar's container once: not the registrar's.
-      d2_row api-away "away ${minutes} min" "$l" "$start" "$offset" – "${rec[$l]}" \
-        "$((restarts[$l] + 1))" "$problems" \
-        "seconds from the API server's return; failed registrations while it was away: ${failed:-?}; restarts less the harness's kill; $(d2_registrar_log_says "$l")"
-    done
+# One outage: the API server stopped for MINUTES, both registrars started again while it is
+# away; with "kubelet", kubelet is also restarted half-way through (a node rebooted during a
+# control-plane outage). Appends both rows; says what went wrong in D2_EXTRA.
+d2_api_away_step() {  # d2_api_away_step MINUTES [kubelet]
+  local minutes=$1 also=${2:-} start offset back id ids=() l step
+  local -A restarts=() rec=()
+  step="away ${minutes} min"
+  [[ $also == kubelet ]] && step+=", kubelet restarted half-way"
+  start=$(d2_now) offset=$(d2_log_size)
+  for l in a b; do
+    restarts[$l]=$(d2_restarts "$l")
+    ids+=("$(d2_registrar_container "$l")")
   done
-  d2_verdict api-away "the API server stopped and both registrars started while it was away ($(IFS=,; echo "${D2_API_AWAY[*]}") min): both registered again once it was back, volumes kept" "$extra"
+  kill "${RN_PID_OF[kube-apiserver]}"
+  poll 60 bash -c "! kill -0 ${RN_PID_OF[kube-apiserver]}"
+  # Both registrars start again while the API server is away: kubelet registers them and
+  # cannot write the Node or CSINode.
+  for id in "${ids[@]}"; do rn_ctr tasks kill -s SIGKILL "$id" >&2; done
+  local until_=$((SECONDS + minutes * 60)) half=$((SECONDS + minutes * 30))
+  rn_log "day2 api-away: the API server stays away for $minutes min${also:+ (kubelet restarted half-way)}"
+  if [[ $also == kubelet ]]; then
+    while ((SECONDS < half)); do sleep 5; done  # half the outage, not a wait for anything
+    kill "${RN_PID_OF[kubelet]}"
+    poll 60 bash -c "! kill -0 ${RN_PID_OF[kubelet]}"
+    # kubelet cannot report the node Ready without the API server: only its own health counts.
+    RN_KUBELET_NO_NODE_WAIT=1 rn_start_kubelet ||
+      { D2_EXTRA+="${D2_EXTRA:+; }kubelet did not start again while the API server was away"; }
+  fi
+  while ((SECONDS < until_)); do sleep 5; done  # the outage's length, not a wait for anything
+  # No registration can be confirmed while the API server is away: the registrar's log from
+  # here on is the registration after its return.
+  local since away_end
+  since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  away_end=$(d2_log_size)
+  rn_start_apiserver || { D2_EXTRA+="${D2_EXTRA:+; }the API server did not come back"; return 1; }
+  back=$SECONDS
+  d2_when_each "$back" 600 d2_back_registered "$offset" "$since"
+  for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
+  # kubelet's log up to the API server's return (the reader seeks: a file, not a pipe).
+  head -c "$away_end" "$RN_WORK/logs/kubelet.log" >"$D2_DIR/kubelet-while-away.log"
+  for l in a b; do
+    # The scenario is what it says only if kubelet tried to register the driver while the API
+    # server was away, and failed.
+    local failed problems=
+    failed=$(d2_obs kubelet "$D2_DIR/kubelet-while-away.log" "$offset" "$(d2_driver "$l")" |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
+    [[ $failed =~ ^[1-9] ]] ||
+      problems="kubelet's log shows no failed registration of the driver while the API server was away"
+    # The harness's own kill restarts each registrar's container once: not the registrar's. The
+    # watch reconnects once, when the API server is back.
+    D2_WATCH_BREAKS=1 d2_row api-away "$step" "$l" "$start" "$offset" – "${rec[$l]}" \
+      "$((restarts[$l] + 1))" "$problems" \
+      "seconds from the API server's return; failed registrations while it was away: ${failed:-?}; restarts less the harness's kill; $(d2_registrar_log_says "$l")"
+  done
+}
+
+d2_scenario_api_away() {
+  local minutes
+  D2_EXTRA=
+  for minutes in "${D2_API_AWAY[@]}"; do d2_api_away_step "$minutes" || break; done
+  [[ -n $D2_EXTRA ]] || d2_api_away_step 2 kubelet
+  d2_verdict api-away "the API server stopped and both registrars started while it was away ($(IFS=,; echo "${D2_API_AWAY[*]}") min, and 2 min with kubelet restarted half-way): both registered again once it was back, volumes kept" "$D2_EXTRA"
 }
 
 # --- 4. reboot -------------------------------------------------------------------------------

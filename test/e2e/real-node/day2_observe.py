@@ -11,15 +11,20 @@
       pluginmanager/reconciler/reconciler.go; v1.36.3 and v1.37.2), and of the registrations
       begun, how many no failure followed ("succeeded") and whether the last one did.
   day2_observe.py csinode WATCH DRIVER FROM TO
-      what a watch of the node's CSINode (lines "EPOCH_SECONDS NAME NAME ...", one per event
-      the watch delivered) says about DRIVER between the epoch seconds FROM and TO, as JSON: how
+      what a watch of the node's CSINode (lines "EPOCH_SECONDS @RESOURCE_VERSION NAME NAME ...",
+      one per event the watch delivered, and "EPOCH_SECONDS !connected" where a connection after
+      the first began) says about DRIVER between the epoch seconds FROM and TO, as JSON: how
       often its entry went away and came back, the longest time it was away, whether it was
-      there at the first and the last event of the window.
+      there at the first and the last event of the window, and how often the watch connected
+      again inside it ("reconnects": what happened between two connections is not seen).
+  day2_observe.py caught-up WATCH RESOURCE_VERSION
+      exits 0 if the watch has delivered the CSINode at RESOURCE_VERSION (a fresh GET's) or later.
   day2_observe.py watch-lines
       reads the API server's watch of CSINode objects (a JSON event a line, as
       /apis/storage.k8s.io/v1/csinodes?watch=1 streams them) from standard input and writes one
-      line "EPOCH_SECONDS NAME NAME ..." per ADDED or MODIFIED event (a DELETED object has no
-      drivers), flushed at once: the input of "csinode".
+      line "EPOCH_SECONDS @RESOURCE_VERSION NAME NAME ..." per ADDED or MODIFIED event (a DELETED
+      object has no drivers), flushed at once: the input of "csinode". With --reconnect (every
+      connection but the first) it writes "EPOCH_SECONDS !connected" before the first event.
   day2_observe.py table ROWS
       the rows the scenarios wrote (JSON lines) as one Markdown table.
 """
@@ -61,7 +66,8 @@ def kubelet_counts(log_text, driver):
     return counts
 
 
-def watch_lines(events, out, now=time.time):
+def watch_lines(events, out, now=time.time, reconnect=False):
+    announced = not reconnect
     for line in events:
         line = line.strip()
         if not line:
@@ -78,13 +84,21 @@ def watch_lines(events, out, now=time.time):
             names = []
         else:  # BOOKMARK, ERROR: no state
             continue
-        out.write("%.6f %s\n" % (now(), " ".join(n for n in names if n and " " not in n)))
+        if not announced:
+            # Only a connection that delivered something marks a gap: while the API server is
+            # away every attempt fails before its first event.
+            out.write("%.6f !connected\n" % now())
+            announced = True
+        rv = str((event.get("object") or {}).get("metadata", {}).get("resourceVersion", ""))
+        out.write("%.6f @%s %s\n" % (now(), rv if rv and " " not in rv else "-",
+                                      " ".join(n for n in names if n and " " not in n)))
         out.flush()
 
 
 def parse_watch(text):
-    """[(seconds, set of driver names)] from the watch's lines; malformed lines are skipped."""
-    events = []
+    """[(seconds, set of driver names)] from the watch's events, and [seconds] of its
+    reconnections; malformed lines are skipped."""
+    events, reconnects = [], []
     for line in text.splitlines():
         fields = line.split()
         if not fields:
@@ -93,12 +107,37 @@ def parse_watch(text):
             when = float(fields[0])
         except ValueError:
             continue
-        events.append((when, set(fields[1:])))
+        if fields[1:2] == ["!connected"]:
+            reconnects.append(when)
+            continue
+        events.append((when, set(f for f in fields[1:] if not f.startswith("@"))))
     events.sort(key=lambda e: e[0])
-    return events
+    return events, sorted(reconnects)
 
 
-def csinode_changes(events, driver, start, end):
+def watch_resource_versions(text):
+    """The resourceVersions the watch delivered, in order."""
+    versions = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[1].startswith("@") and fields[1] != "@-":
+            versions.append(fields[1][1:])
+    return versions
+
+
+def caught_up(versions, wanted):
+    """Whether the watch delivered the object at resourceVersion `wanted` or later. The API
+    server's resourceVersions are etcd revisions, numbers that only grow; anything else must match
+    exactly."""
+    if not versions:
+        return False
+    try:
+        return int(versions[-1]) >= int(wanted)
+    except ValueError:
+        return wanted in versions
+
+
+def csinode_changes(events, driver, start, end, reconnects=()):
     # The state at the window's start is the last event before it (the watch reports a state
     # once, when it changes, and in full when it connects).
     before = [e for e in events if e[0] <= start]
@@ -130,6 +169,7 @@ def csinode_changes(events, driver, start, end):
         "at_start": at_start,
         "at_end": present,
         "events": len(inside),
+        "reconnects": len([r for r in reconnects if start < r <= end]),
     }
 
 
@@ -181,11 +221,15 @@ def main(argv):
         return 0
     if len(argv) == 6 and argv[1] == "csinode":
         with open(argv[2], encoding="utf-8", errors="replace") as f:
-            events = parse_watch(f.read())
-        print(json.dumps(csinode_changes(events, argv[3], float(argv[4]), float(argv[5]))))
+            events, reconnects = parse_watch(f.read())
+        print(json.dumps(csinode_changes(events, argv[3], float(argv[4]), float(argv[5]),
+                                         reconnects)))
         return 0
-    if len(argv) == 2 and argv[1] == "watch-lines":
-        watch_lines(sys.stdin, sys.stdout)
+    if len(argv) == 4 and argv[1] == "caught-up":
+        with open(argv[2], encoding="utf-8", errors="replace") as f:
+            return 0 if caught_up(watch_resource_versions(f.read()), argv[3]) else 1
+    if len(argv) in (2, 3) and argv[1] == "watch-lines" and argv[2:] in ([], ["--reconnect"]):
+        watch_lines(sys.stdin, sys.stdout, reconnect=argv[2:] == ["--reconnect"])
         return 0
     if len(argv) == 3 and argv[1] == "table":
         with open(argv[2], encoding="utf-8") as f:

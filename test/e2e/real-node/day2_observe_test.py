@@ -117,7 +117,7 @@ class Observe(unittest.TestCase):
                  "200.0 %s" % B]
         got = self.csinode(watch, A, 101, 150)
         self.assertEqual(got, {"removed": 1, "added": 1, "longest_away_s": 2.5, "at_start": True,
-                               "at_end": True, "events": 2})
+                               "at_end": True, "events": 2, "reconnects": 0})
         # The other driver never went away.
         got = self.csinode(watch, B, 101, 150)
         self.assertEqual((got["removed"], got["added"], got["at_end"]), (0, 0, True))
@@ -136,20 +136,50 @@ class Observe(unittest.TestCase):
         self.assertEqual((got["removed"], got["added"], got["events"], got["at_end"]),
                          (0, 0, 0, True))
 
+    def test_csinode_a_reconnect_inside_the_window_is_counted(self):
+        # The watch connected again at 120: what happened between its connections is not seen.
+        watch = ["100.0 @5 %s" % A, "120.0 !connected", "120.1 @9 %s" % A, "150.0 !connected"]
+        got = self.csinode(watch, A, 101, 130)
+        self.assertEqual((got["reconnects"], got["removed"], got["at_end"]), (1, 0, True))
+        got = self.csinode(watch, A, 121, 140)
+        self.assertEqual(got["reconnects"], 0)
+
+    def test_caught_up_needs_the_fresh_resource_version(self):
+        path = self.write("watch.txt", ["100.0 @5 %s" % A, "120.0 !connected", "120.1 @9 %s" % A])
+        def caught_up(rv):
+            return subprocess.run([sys.executable, SCRIPT, "caught-up", path, rv],
+                                  capture_output=True).returncode == 0
+        self.assertTrue(caught_up("9"))
+        self.assertTrue(caught_up("7"))
+        # A stale last line, even one that lists the driver as the GET does, is not caught up.
+        self.assertFalse(caught_up("10"))
+        empty = self.write("empty.txt", [])
+        self.assertNotEqual(subprocess.run([sys.executable, SCRIPT, "caught-up", empty, "1"],
+                                           capture_output=True).returncode, 0)
+
     def test_watch_lines_one_line_per_state_event(self):
-        def event(kind, names):
-            return json.dumps({"type": kind, "object": {"kind": "CSINode", "spec": {
-                "drivers": [{"name": n, "nodeID": "n1"} for n in names] or None}}})
-        events = [event("ADDED", [A, B]), event("MODIFIED", [B]), "",
-                  json.dumps({"type": "BOOKMARK", "object": {}}), event("MODIFIED", [B, A]),
-                  event("DELETED", [B, A])]
+        def event(kind, names, rv):
+            return json.dumps({"type": kind, "object": {
+                "kind": "CSINode", "metadata": {"resourceVersion": rv}, "spec": {
+                    "drivers": [{"name": n, "nodeID": "n1"} for n in names] or None}}})
+        events = [event("ADDED", [A, B], "3"), event("MODIFIED", [B], "4"), "",
+                  json.dumps({"type": "BOOKMARK", "object": {}}), event("MODIFIED", [B, A], "6"),
+                  event("DELETED", [B, A], "7")]
         out = subprocess.run([sys.executable, SCRIPT, "watch-lines"], input="\n".join(events),
                              capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         states = [line.split()[1:] for line in out.stdout.splitlines()]
-        self.assertEqual(states, [[A, B], [B], [B, A], []])
+        self.assertEqual(states, [["@3", A, B], ["@4", B], ["@6", B, A], ["@7"]])
         for line in out.stdout.splitlines():
             float(line.split()[0])
+        # A connection after the first says so before its first event, and only if it has one.
+        out = subprocess.run([sys.executable, SCRIPT, "watch-lines", "--reconnect"],
+                             input=event("ADDED", [A], "9"), capture_output=True, text=True)
+        self.assertEqual([line.split()[1:] for line in out.stdout.splitlines()],
+                         [["!connected"], ["@9", A]])
+        out = subprocess.run([sys.executable, SCRIPT, "watch-lines", "--reconnect"], input="",
+                             capture_output=True, text=True)
+        self.assertEqual(out.stdout, "")
 
     def test_the_table_escapes_cells_and_lists_notes(self):
         row = {"scenario": "swap", "step": "Go → ours", "registrar": "ours",
