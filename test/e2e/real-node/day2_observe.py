@@ -39,6 +39,9 @@ def kubelet_counts(log_text, driver):
     # The driver's registration socket under any of its names: <driver>-reg.sock, and
     # <driver>-reg-<n>.sock, where our registrar offers it after an outage.
     socket = re.compile("/" + re.escape(driver) + r"-reg(-[0-9]+)?\.sock\"")
+    # "... for plugin DRIVER, endpoint E" from v1.33 (DeRegisterPlugin took the endpoint), "... for
+    # plugin DRIVER" at the line's end before (csi_plugin.go DeRegisterPlugin, v1.26.15, v1.33.0).
+    deregistered = re.compile("DeRegisterPlugin request for plugin " + re.escape(driver) + "(,|$)")
     counts = {"registered": 0, "deregistered": 0, "failed": 0, "succeeded": 0, "last_ok": None}
     in_flight = False  # a registration begun, no failure seen for it yet
     for line in log_text.splitlines():
@@ -47,7 +50,7 @@ def kubelet_counts(log_text, driver):
                 counts["succeeded"] += 1
             counts["registered"] += 1
             in_flight = True
-        elif "DeRegisterPlugin request for plugin " + driver + "," in line:
+        elif deregistered.search(line.rstrip()):
             counts["deregistered"] += 1
             # Whatever was registered is not any more.
             if in_flight:

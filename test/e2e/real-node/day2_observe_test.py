@@ -87,6 +87,14 @@ class Observe(unittest.TestCase):
                             operation_failed(A, A + "x-reg-1.sock")], A)
         self.assertEqual((got["failed"], got["last_ok"]), (0, True))
 
+    def test_a_deregistration_in_the_words_of_kubelets_before_1_33_counts(self):
+        old = ("I1129 03:41:25.742829    9365 csi_plugin.go:178] kubernetes.io/csi: "
+               "registrationHandler.DeRegisterPlugin request for plugin %s" % A)
+        got = self.kubelet([register(A), old], A)
+        self.assertEqual((got["deregistered"], got["last_ok"]), (1, False))
+        got = self.kubelet([old.replace(A, A + "x")], A)
+        self.assertEqual(got["deregistered"], 0)
+
     def test_a_deregistration_after_the_registration_leaves_it_unregistered(self):
         got = self.kubelet([register(A), deregister(A)], A)
         self.assertEqual((got["registered"], got["deregistered"], got["last_ok"]), (1, 1, False))
