@@ -135,4 +135,19 @@ printf '%s\n' 'I1129 02:41:10.5 1 csi_plugin.go:271] kubernetes.io/csi: registra
 D2_SINCE=2026-11-29T02:39:56Z d2_registered_since 0 a && got=yes || got=no
 expect "deregistered since" "$got" no
 
+# A requirement judged against another row fails the row itself, in the table's rows too.
+D2_ROWS=$work/rows.jsonl
+D2_ROWS_NOW=('{"step": "yard", "verdict": "ok"}' '{"step": "to ours", "verdict": "ok"}'
+  '{"step": "to go", "verdict": "FAIL: slow"}')
+printf '%s\n' "${D2_ROWS_NOW[@]}" >"$D2_ROWS"
+d2_row_fail 1 "worse than the yardstick: 2 restarts"
+d2_row_fail -1 "worse than the yardstick: later"
+expect "the row failed" "$(d2_row_field "${D2_ROWS_NOW[1]}" verdict)" \
+  "FAIL: worse than the yardstick: 2 restarts"
+expect "a failed row says both" "$(d2_row_field "${D2_ROWS_NOW[2]}" verdict)" \
+  "FAIL: slow; worse than the yardstick: later"
+expect "the run's rows say so too" \
+  "$(python3 -c 'import json, sys; print(" | ".join(json.loads(l)["verdict"] for l in open(sys.argv[1]) if l.strip()))' "$D2_ROWS")" \
+  "ok | FAIL: worse than the yardstick: 2 restarts | FAIL: slow; worse than the yardstick: later"
+
 ((failures == 0)) || { echo "$failures failed"; exit 1; }

@@ -276,10 +276,13 @@ d2_row() {  # d2_row SCENARIO STEP LETTER START OFFSET NEW_POD RECOVERED RESTART
   local scenario=$1 step=$2 l=$3 start=$4 offset=$5 new_pod=$6 recovered=$7 restarts_before=$8
   local problems=$9 note=${10:-} driver kubelet csinode pods restarts
   driver=$(d2_driver "$l")
-  # The watch delivers events a moment late: the window ends once it has caught up.
-  poll 30 d2_watch_caught_up || problems+="${problems:+; }the CSINode watch did not catch up with the API server within 30 s"
-  local end
-  end=$(d2_now)
+  # The watch delivers events a moment late: the window ends once it has caught up, or where the
+  # caller closed it for both drivers at once (D2_WINDOW_END).
+  local end=${D2_WINDOW_END:-}
+  if [[ -z $end ]]; then
+    poll 30 d2_watch_caught_up || problems+="${problems:+; }the CSINode watch did not catch up with the API server within 30 s"
+    end=$(d2_now)
+  fi
   kubelet=$(d2_obs kubelet "$RN_WORK/logs/kubelet.log" "$offset" "$driver")
   csinode=$(d2_obs csinode "$D2_WATCH" "$driver" "$start" "$end")
   pods=$(d2_pods_kept "$l")
@@ -311,6 +314,31 @@ EOF
   echo "$row" >>"$D2_ROWS"
   D2_ROWS_NOW+=("$row")
   rn_log "day2 $scenario, $step, $(d2_who "$l"): $row"
+}
+# A requirement judged after the row was written (against another row): the row's verdict says
+# it too, in D2_ROWS_NOW and in the run's rows, so that the table shows the failure where it is.
+d2_row_fail() {  # d2_row_fail INDEX PROBLEM: INDEX into D2_ROWS_NOW
+  local old=${D2_ROWS_NOW[$1]} new
+  new=$(python3 - "$old" "$2" <<'EOF2'
+import json, sys
+row = json.loads(sys.argv[1])
+if row["verdict"].startswith("FAIL: "):
+    row["verdict"] += "; " + sys.argv[2]
+else:
+    row["verdict"] = "FAIL: " + sys.argv[2]
+print(json.dumps(row))
+EOF2
+  ) || return 1
+  D2_ROWS_NOW[$1]=$new
+  python3 - "$D2_ROWS" "$old" "$new" <<'EOF2'
+import sys
+path, old, new = sys.argv[1:]
+with open(path, encoding="utf-8") as f:
+    lines = f.read().split("\n")
+lines = [new if line == old else line for line in lines]
+with open(path, "w", encoding="utf-8") as f:
+    f.write("\n".join(lines))
+EOF2
 }
 d2_row_ok() {  # ok, or reported and not required
   python3 -c 'import json, sys; sys.exit(0 if json.loads(sys.argv[1])["verdict"].startswith(("ok", "reported")) else 1)' "$1"
@@ -576,13 +604,13 @@ d2_scenario_swap() {
   d2_swap_step "Go → Go (rollout restart: the yardstick)" restart
   yard=${D2_ROWS_NOW[-1]}
   d2_swap_step "Go → ours (kubectl set image)" "$ours"
-  to_ours=${D2_ROWS_NOW[-1]}
   d2_swap_step "ours → Go (kubectl set image: the rollback)" "$go"
-  to_go=${D2_ROWS_NOW[-1]}
-  w=$(d2_not_worse "$yard" "$to_ours")
-  [[ -n $w ]] && extra="Go → ours did worse than the yardstick: $w"
-  w=$(d2_not_worse "$yard" "$to_go")
-  [[ -n $w ]] && extra+="${extra:+; }ours → Go did worse than the yardstick: $w"
+  # The last two rows against the yardstick: what is worse fails the row itself.
+  local i
+  for i in 1 2; do
+    w=$(d2_not_worse "$yard" "${D2_ROWS_NOW[$i]}")
+    [[ -n $w ]] && d2_row_fail "$i" "worse than the yardstick: $w"
+  done
   d2_verdict swap "Go → ours and back by rolling update (maxUnavailable 1), a PV pod and an inline pod running and a pod created mid-rollout: volumes kept, the new pod mounted, no count worse than the Go → Go restart's" "$extra"
 }
 
@@ -624,6 +652,9 @@ d2_scenario_locked_down() {
     # Both timed at once, each from the change: rolled out, ready and registered.
     d2_when_each "$s0" 240 d2_locked_registered "$offset"
     local -A when=([a]=${D2_WHEN[a]} [b]=${D2_WHEN[b]})
+    # Both rows' windows close together, once the watch has caught up.
+    local window_end=
+    poll 30 d2_watch_caught_up && window_end=$(d2_now)
     for l in a b; do
       local runs=no registers=no healthz=no why= rec=${when[$l]}
       [[ $rec != no ]] && registers=yes
@@ -639,18 +670,22 @@ d2_scenario_locked_down() {
         why="; its last words: $(rn_kubectl -n kube-system logs "$(d2_ds_pod "$l")" -c csi-node-driver-registrar --tail=1 2>&1 |
           sed 's/^[IWEF][0-9]\{4\} [0-9:.]* *[0-9]* [^]]*\] //' | cut -c1-300)"
       if [[ $variant == locked ]]; then
-        [[ ${ran[$variant-$l]} == yes/yes/yes ]] || extra+="${extra:+; }$(d2_who "$l") with $(d2_context_name locked): $what"
-        d2_row locked-down "$(d2_context_name "$variant")" "$l" "$start" "$offset" – "$rec" 0 "" "$what$why"
+        # What deploy/ ships must run, register and answer: the row fails otherwise.
+        local required=
+        [[ ${ran[$variant-$l]} == yes/yes/yes ]] || required="with what deploy/ ships: $what"
+        D2_WINDOW_END=$window_end d2_row locked-down "$(d2_context_name "$variant")" "$l" \
+          "$start" "$offset" – "$rec" 0 "$required" "$what$why"
       else
         # Reported, not required: kubelet's registration directory is root's.
         D2_REPORTED=1
-        d2_row locked-down "$(d2_context_name "$variant")" "$l" "$start" "$offset" – – 0 "" "$what$why"
+        D2_WINDOW_END=$window_end d2_row locked-down "$(d2_context_name "$variant")" "$l" \
+          "$start" "$offset" – – 0 "" "$what$why"
         D2_REPORTED=
       fi
     done
-    # Ours must run wherever the Go registrar runs.
+    # Ours must run wherever the Go registrar runs: its row (driver b's, the last) fails if not.
     if [[ ${ran[$variant-a]} == yes/yes/yes && ${ran[$variant-b]} != yes/yes/yes ]]; then
-      extra+="${extra:+; }the Go registrar runs with $(d2_context_name "$variant") and ours does not"
+      d2_row_fail -1 "the Go registrar runs with $(d2_context_name "$variant") and ours does not"
     fi
   done
   # Back to the context deploy/ ships.
