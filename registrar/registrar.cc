@@ -401,8 +401,9 @@ absl::Status Registrar::HandleWatchdog() {
 }
 
 absl::Status Registrar::ReOffer() {
-  // The old socket goes first, then the new one takes the path: kubelet sees the plugin removed
-  // and added, and drops whatever it held for the old one.
+  // The old socket goes first, then a new one is served at wanted_path_ (the same path, or the
+  // driver's next socket name): kubelet sees the plugin removed and added, and drops whatever it
+  // held for the old one.
   StopServer();
   absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
   if (absl::IsFailedPrecondition(status)) {
@@ -442,16 +443,10 @@ absl::Status Registrar::OfferUnderNextName() {
                      "longer, a new path it tries at once"
                   << Kv("from", wanted_path_) << Kv("path", *path)
                   << Kv("attempt", transient_refusals_ + 1);
-    StopServer();
+    // ReOffer removes the socket served, at its own path, and serves at wanted_path_.
     wanted_path_ = *path;
     socket_index_ = index;
-    absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
-    if (absl::IsFailedPrecondition(status)) {
-      NDR_LOG(ERROR) << status.message();
-      blocked_ = true;
-      return absl::OkStatus();
-    }
-    return status;
+    return ReOffer();
   }
   ++metrics_.reoffers;
   NDR_LOG(WARNING) << "Every other socket name of the driver is taken; offering the socket again "
