@@ -150,4 +150,83 @@ expect "the run's rows say so too" \
   "$(python3 -c 'import json, sys; print(" | ".join(json.loads(l)["verdict"] for l in open(sys.argv[1]) if l.strip()))' "$D2_ROWS")" \
   "ok | FAIL: worse than the yardstick: 2 restarts | FAIL: slow; worse than the yardstick: later"
 
+# api-away's assertion that the scenario happened: kubelet's log up to the API server's return
+# shows a failed registration of the driver, counted after the step's offset only, and never
+# another driver's.
+printf '%s\n' \
+  'E1129 03:00:01.1 1 goroutinemap.go:150] Operation for "/var/lib/kubelet/plugins_registry/b.day2.csi.example.com-reg.sock" failed. Error: RegisterPlugin error -- plugin registration failed with err: error updating Node object' \
+  >"$work/away.log"
+offset=$(stat -c %s "$work/away.log")
+printf '%s\n' \
+  'E1129 03:00:09.1 1 goroutinemap.go:150] Operation for "/var/lib/kubelet/plugins_registry/a.day2.csi.example.com-reg-3.sock" failed. Error: RegisterPlugin error -- plugin registration failed with err: error updating CSINode object' \
+  >>"$work/away.log"
+expect "a failure under another socket name counts" "$(d2_failed_in "$work/away.log" 0 a)" 1
+expect "another driver's failure does not" "$(d2_failed_in "$work/away.log" "$offset" b)" 0
+
+# One row as d2_row writes it: restarts counted from before the change less what the harness
+# caused, and a watch that connected again only where the harness broke it.
+D2_MARKER=() D2_IDENTITY=()
+for pod in day2-a-pv day2-a-inline; do
+  echo "node 1" >"$work/api/marker-$pod"
+  pod_json "$pod" "uid-$pod" "containerd://c-$pod" 0
+  D2_MARKER[$pod]=$(d2_marker_of "$pod")
+  D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
+done
+cat >"$work/api/ds-a.json" <<'JSON'
+{"items": [{"metadata": {"name": "day2-a-x"},
+  "status": {"containerStatuses": [{"name": "csi-node-driver-registrar", "restartCount": 3}]}}]}
+JSON
+declare -A D2_IMAGE_OF=([a]=go-image)
+D2_GO_IMAGE=go-image RN_GO_REGISTRAR_TAG=v2.17.0
+rn_log() { :; }
+D2_WATCH=$work/watch.txt
+printf '%s\n' "100.0 @5 a.day2.csi.example.com" "120.0 !connected" \
+  "120.1 @9 a.day2.csi.example.com" >"$D2_WATCH"
+: >"$work/logs/kubelet.log"
+D2_ROWS_NOW=()
+# Two restarts before the step, the harness's kill of the registrar the third: none of them its own.
+D2_WINDOW_END=200 D2_WATCH_BREAKS=1 d2_row api-away "away 1 min" a 90 0 – 5 "$((2 + 1))" ""
+expect "the harness's kill is not the registrar's restart" \
+  "$(d2_row_field "${D2_ROWS_NOW[0]}" restarts)" 0
+expect "a watch broken by the harness alone is no problem" \
+  "$(d2_row_field "${D2_ROWS_NOW[0]}" verdict)" ok
+D2_WINDOW_END=200 d2_row swap "to ours" a 90 0 3 3 1 ""
+expect "a restart of its own counts" "$(d2_row_field "${D2_ROWS_NOW[1]}" restarts)" 2
+expect "a watch that connected again by itself fails the row" \
+  "$(d2_row_field "${D2_ROWS_NOW[1]}" verdict)" \
+  "FAIL: the CSINode watch connected again 1 times in this window: changes in between are not seen"
+
+# Both drivers timed at once, each from the change: b, ready at once, is not timed from a's end.
+# Each check answers by how often it was asked: the later one succeeds three polls (three 1 s
+# sleeps) after the first, so only a stall of over 2 s in one poll could blur the order.
+ready_on_poll() {  # ready_on_poll WHAT LETTER: succeeds from the poll named in $work/at-WHAT-LETTER
+  local n
+  n=$(($(cat "$work/polls-$1-$2" 2>/dev/null || echo 0) + 1))
+  echo "$n" >"$work/polls-$1-$2"
+  ((n >= $(cat "$work/at-$1-$2")))
+}
+echo 4 >"$work/at-reg-a"
+echo 1 >"$work/at-reg-b"
+d2_when_each "$SECONDS" 30 ready_on_poll reg && got=done || got=timeout
+expect "both timed" "$got" done
+(( D2_WHEN[b] < D2_WHEN[a] )) && got=yes || got="no (a ${D2_WHEN[a]} s, b ${D2_WHEN[b]} s)"
+expect "the driver ready first is timed first" "$got" yes
+echo 99 >"$work/at-reg-b"
+rm -f "$work"/polls-*
+d2_when_each "$SECONDS" 2 ready_on_poll reg && got=done || got=timeout
+expect "one never ready is a timeout" "$got:${D2_WHEN[b]}" timeout:no
+
+# The registration and the pod created during the change are timed in one loop: a pod running
+# before the registration is timed when it ran, not after the registration.
+rm -f "$work"/polls-*
+echo 4 >"$work/at-reg-a" && echo 4 >"$work/at-reg-b"
+echo 1 >"$work/at-pod-a" && echo 1 >"$work/at-pod-b"
+d2_registered_since() { ready_on_poll reg "$2"; }
+d2_new_pod_ready() { ready_on_poll pod "$1"; }
+d2_when_registered_and_pod "$SECONDS" 30 0 && got=done || got=timeout
+expect "registration and pod timed" "$got" done
+(( D2_WHEN_POD[a] < D2_WHEN[a] && D2_WHEN_POD[b] < D2_WHEN[b] )) && got=yes ||
+  got="no (registered a ${D2_WHEN[a]} s, b ${D2_WHEN[b]} s; pods ${D2_WHEN_POD[a]} s, ${D2_WHEN_POD[b]} s)"
+expect "the pod that ran first is timed first" "$got" yes
+
 ((failures == 0)) || { echo "$failures failed"; exit 1; }

@@ -743,6 +743,12 @@ d2_back_registered() {  # d2_back_registered OFFSET SINCE LETTER
   d2_registered_since "$1" "$3" && d2_confirmed_since "$2" "$3"
 }
 
+# How many registrations of LETTER's driver kubelet's log FILE shows failed after OFFSET.
+d2_failed_in() {  # d2_failed_in FILE OFFSET LETTER
+  d2_obs kubelet "$1" "$2" "$(d2_driver "$3")" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])'
+}
+
 # One outage: the API server stopped for MINUTES, both registrars started again while it is
 # away; with "kubelet", kubelet is also restarted half-way through (a node rebooted during a
 # control-plane outage). Appends both rows; says what went wrong in D2_EXTRA.
@@ -787,8 +793,7 @@ d2_api_away_step() {  # d2_api_away_step MINUTES [kubelet]
     # The scenario is what it says only if kubelet tried to register the driver while the API
     # server was away, and failed.
     local failed problems=
-    failed=$(d2_obs kubelet "$D2_DIR/kubelet-while-away.log" "$offset" "$(d2_driver "$l")" |
-      python3 -c 'import json, sys; print(json.load(sys.stdin)["failed"])')
+    failed=$(d2_failed_in "$D2_DIR/kubelet-while-away.log" "$offset" "$l")
     [[ $failed =~ ^[1-9] ]] ||
       problems="kubelet's log shows no failed registration of the driver while the API server was away"
     # The harness's own kill restarts each registrar's container once: not the registrar's. The
