@@ -192,7 +192,8 @@ ndr_buildroot_make() {
   echo "$root"
 }
 
-# Runs a command inside the root, in the current directory, with the environment the scripts
+# Runs a command inside the root, in the current directory (the checkout when the root does not
+# mount it), with the environment the scripts
 # use (CI, TERM, the NDR_* settings) and HOME in the keyed home. Mounted, in a mount namespace of
 # its own that ends with the command: /dev, /proc, /sys, the host's /tmp, the checkout, the home,
 # /etc/resolv.conf (for apt inside), and every --bind=DIR given before the command. The command
@@ -256,7 +257,12 @@ ndr_buildroot_run() {
     pivot_root . "$old"
     umount -l "/$old"
     rmdir "/$old"
-    cd "$cwd"
+    # A directory the root does not mount (a home outside it, /root): the checkout instead.
+    if ! cd "$cwd" 2>/dev/null; then
+      echo "build root: $cwd is not mounted in the build root (/tmp, the checkout and --bind" \
+        "directories are); running in the checkout, $top" >&2
+      cd "$top"
+    fi
     exec /usr/bin/env -i "$@"
   ' sh "$root" "$home" "$top" "$PWD" "${#binds[@]}" "${binds[@]}" "${env[@]}" "$@" || status=$?
   ndr_unlock "$lock"

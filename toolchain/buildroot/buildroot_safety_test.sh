@@ -191,6 +191,27 @@ runs_at_once() {
 }
 shtest_case "twelve runs at once in one root all start and leave nothing in it" runs_at_once
 
+# A run started from a directory the root does not mount (here a tmpfs outside /tmp, in this
+# test's own mount namespace: the overlay's lower layer does not show it) runs in the checkout.
+run_from_elsewhere() {
+  reset_cache
+  local root=$base/root out status=0
+  mkdir -p "$root" "$base/upper" "$base/overlay-work"
+  mount -t overlay ndr-test-root -o "lowerdir=/,upperdir=$base/upper,workdir=$base/overlay-work" "$root" ||
+    return 1
+  echo "key test" >"$root/etc/ndr-buildroot"
+  mount -t tmpfs -o size=1m ndr-test-elsewhere /mnt
+  mkdir /mnt/elsewhere
+  out=$(cd /mnt/elsewhere && bash "$buildroot" run /bin/sh -c pwd 2>"$work/elsewhere.log") || status=$?
+  umount /mnt
+  umount "$root"
+  [ "$status" -eq 0 ] && [ "$out" = "$work/src" ] || { echo "status $status, in '$out'"; cat "$work/elsewhere.log"; return 1; }
+  grep -q "/mnt/elsewhere is not mounted in the build root" "$work/elsewhere.log" ||
+    { cat "$work/elsewhere.log"; return 1; }
+}
+shtest_case "a run started outside what the root mounts runs in the checkout, and says so" \
+  run_from_elsewhere
+
 # 5. The package source: Debian's, chosen by the Release file's origin, checked with Debian's
 #    keys alone; through sudo the NDR_* settings are kept.
 mirror_is_debian() {
