@@ -286,19 +286,24 @@ class ImageTest : public ::testing::Test {
     std::vector<std::string> argv = {
         "/usr/bin/buildah", "--storage-driver",       "vfs", "--root", dir_->Join("storage/root"),
         "--runroot",        dir_->Join("storage/run")};
-    argv.insert(argv.end(), args.begin(), args.end());
     // A container made by `from` gets buildah's default open-files and process limits (1048576
     // each from buildah 1.39), which `run` cannot set where the machine's hard limits are lower:
-    // this process's own limits instead. The programs here need a few dozen of each.
+    // this process's own limits instead, as options of `from` (right after it). The programs
+    // here need a few dozen of each.
+    std::vector<std::string> limits;
     if (!args.empty() && args[0] == "from") {
       for (const auto& [name, resource] : {std::pair<const char*, int>{"nofile", RLIMIT_NOFILE},
                                            std::pair<const char*, int>{"nproc", RLIMIT_NPROC}}) {
         struct rlimit limit;
         if (getrlimit(resource, &limit) == 0 && limit.rlim_max != RLIM_INFINITY) {
-          argv.insert(argv.begin() + 8, {"--ulimit", absl::StrCat(name, "=", limit.rlim_max, ":",
-                                                                   limit.rlim_max)});
+          limits.insert(limits.end(), {"--ulimit", absl::StrCat(name, "=", limit.rlim_max, ":",
+                                                                 limit.rlim_max)});
         }
       }
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      argv.push_back(args[i]);
+      if (i == 0) argv.insert(argv.end(), limits.begin(), limits.end());
     }
     return argv;
   }
