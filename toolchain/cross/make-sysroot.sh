@@ -132,9 +132,13 @@ echo "make-sysroot: downloading ${wanted[*]}" >&2
 # source caught mid-sync may list a file in one archive's index and hold it only in the other's
 # pool (a point release's file under the security archive's pool/updates, say): the same file,
 # with the same hash, is then fetched from there. A file neither pool holds is an error naming it.
-sources=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
-security_base=$(awk '$1 == "deb" && $3 ~ /-security$/ {print $2; exit}' <<<"$sources")
-main_base=$(awk '$1 == "deb" && $3 !~ /-security$/ {print $2; exit}' <<<"$sources")
+# The two archives as apt itself reads its sources (one-line .list and deb822 .sources alike).
+# apt-helper is not on PATH; a stand-in there (the tests') is taken first.
+targets=$(apt-get "${apt_opts[@]}" indextargets --format '$(REPO_URI) $(SUITE)' 2>/dev/null |
+  sort -u || true)
+security_base=$(awk '$2 ~ /-security$/ {print $1; exit}' <<<"$targets")
+main_base=$(awk '$2 !~ /-security$/ {print $1; exit}' <<<"$targets")
+apt_helper=$(command -v apt-helper || echo /usr/lib/apt/apt-helper)
 unserved=()
 for want in "${wanted[@]}"; do
   (cd "$state/debs" && apt-get "${apt_opts[@]}" download "$want" >>"$state/download.log" 2>&1) &&
@@ -150,7 +154,7 @@ for want in "${wanted[@]}"; do
       other=${main_base%/}/pool/main/${uri#"${security_base%/}/pool/updates/main/"} ;;
   esac
   if [ -n "$other" ] && [[ $hash == SHA256:* ]] &&
-      /usr/lib/apt/apt-helper "${apt_opts[@]}" download-file "$other" "$state/debs/$file" "$hash" \
+      "$apt_helper" "${apt_opts[@]}" download-file "$other" "$state/debs/$file" "$hash" \
         >>"$state/download.log" 2>&1; then
     echo "make-sysroot: $want: $uri is not served; took the same file ($hash) from $other" >&2
   else

@@ -49,13 +49,21 @@ cat >"$work/bin/apt-get" <<'EOF'
 # $NDR_TEST_HOLD_AT touches $NDR_TEST_DIR/held and waits for a line on $NDR_TEST_DIR/release.
 set -eu
 echo "$*" >>"$NDR_TEST_DIR/apt-calls"
-case " $* " in
-  *" update "*) exit 0 ;;
-  *" --print-uris "*) exit 1 ;;
-esac
 want=${!#}
 package=${want%%:*} version=${want#*=}
 [ "$version" != "$want" ] || version=$NDR_TEST_VERSION
+case " $* " in
+  *" update "*) exit 0 ;;
+  *" indextargets "*)
+    printf '%s\n' "http://deb.invalid/debian/ trixie" "http://deb.invalid/debian-security/ trixie-security"
+    exit 0 ;;
+  # The package $NDR_TEST_UNSERVED is listed in the main archive's index, and not in its pool.
+  *" --print-uris "*)
+    [ "$package" = "${NDR_TEST_UNSERVED:-}" ] || exit 1
+    echo "'http://deb.invalid/debian/pool/main/t/$package/${package}_${version}_arm64.deb' ${package}_${version}_arm64.deb 1000 SHA256:0123"
+    exit 0 ;;
+esac
+[ "$package" != "${NDR_TEST_UNSERVED:-}" ] || exit 100
 if [ "$package" = "${NDR_TEST_HOLD_AT:-}" ]; then
   touch "$NDR_TEST_DIR/held"
   read -r _ <"$NDR_TEST_DIR/release"
@@ -71,6 +79,20 @@ if [ "$package" = libc6-dev ]; then
 fi
 "$NDR_TEST_REAL_DPKG_DEB" --root-owner-group -Zgzip -b "$tree" "${package}_${version}_arm64.deb" >/dev/null
 rm -rf "$tree"
+EOF
+cat >"$work/bin/apt-helper" <<'EOF'
+#!/bin/bash
+# apt-helper ... download-file URI DEST HASH: the security archive's pool holds every package.
+set -eu
+args=("$@")
+uri=${args[-3]} dest=${args[-2]}
+echo "download-file $uri" >>"$NDR_TEST_DIR/apt-calls"
+[[ $uri == http://deb.invalid/debian-security/pool/updates/main/* ]] || exit 100
+file=${uri##*/}
+package=${file%%_*} rest=${file#*_}
+cd "$(dirname "$dest")"
+NDR_TEST_UNSERVED= apt-get download "$package:arm64=${rest%%_*}"
+[ "$file" = "$(basename "$dest")" ] || mv "$file" "$dest"
 EOF
 cat >"$work/bin/dpkg-deb" <<'EOF'
 #!/bin/bash
@@ -200,6 +222,24 @@ killed_midway() {
   return "$failures"
 }
 
+# A package the main archive's index lists and its pool does not hold (a mirror mid-sync) is
+# taken, the same file by the same hash, from the security archive's pool, whose address apt
+# gives (its sources may be deb822 .sources: apt-get indextargets reads both forms).
+other_pool() {
+  sysroot=$work/sysroot-3
+  local e
+  e=$(new_run e)
+  make_start "$e" 1.0 NDR_TEST_UNSERVED=libssl-dev
+  wait "$made" || { fail "the make with libssl-dev in the other pool failed: $(cat "$e/err")"; return "$failures"; }
+  grep -qx "download-file http://deb.invalid/debian-security/pool/updates/main/t/libssl-dev/libssl-dev_1.0_arm64.deb" \
+    "$e/apt-calls" || fail "libssl-dev was not asked of the security archive's pool: $(grep download-file "$e/apt-calls")"
+  grep -q "libssl-dev:arm64=1.0: .* is not served; took the same file" "$e/err" ||
+    fail "the make did not say where libssl-dev came from: $(cat "$e/err")"
+  expect_whole 1.0 "a make with a package in the other pool"
+  return "$failures"
+}
+
 shtest_case "two makes of one sysroot at once end with one whole sysroot" two_makes_at_once
 shtest_case "a make killed midway leaves the old sysroot whole; the next makes it anew" killed_midway
+shtest_case "a package the main pool lacks is taken from the security archive's pool" other_pool
 shtest_end
