@@ -3,7 +3,8 @@
 # at once end with one complete sysroot whose list of versions (.ndr-packages) is what was
 # unpacked, and a make killed (SIGKILL) midway leaves the sysroot that was there whole and usable,
 # and its leftovers to the next make, which removes them. apt is run with its own lock and its
-# download methods as _apt. apt-get, apt-cache and dpkg-query are stand-ins on PATH (no network):
+# download methods as _apt; a package missing from the main pool comes from the security pool.
+# apt-get, apt-cache, apt-helper and dpkg-query are stand-ins on PATH (no network):
 # the packages they "download" are tiny .debs made here with the real dpkg-deb, which unpacks
 # them; a stand-in waits on a FIFO where the test holds a make.
 #   bash toolchain/cross/make_sysroot_lock_test.sh [MAKE_SYSROOT]   (default: the one beside this)
