@@ -20,9 +20,11 @@
 //     dialTimeoutDuration in dial; GenerateRegisterPluginFunc);
 //   - up to 2 min for the driver's NodeGetInfo, dialling included (volume/csi/csi_plugin.go,
 //     csiTimeout in RegisterPlugin);
-//   - up to 0.7 s of InstallCSIDriver's retries of the Node and CSINode updates
-//     (volume/csi/nodeinfomanager/nodeinfomanager.go, updateBackoff: 4 steps from 10 ms, factor 5),
-//     whose API calls have no deadline of kubelet's own;
+//   - up to 0.682 s of InstallCSIDriver's retries of the Node and CSINode updates: for each,
+//     10 + 50 + 250 ms between its four attempts, each up to 10% longer by the jitter
+//     (volume/csi/nodeinfomanager/nodeinfomanager.go, updateBackoff: 4 steps from 10 ms, factor 5,
+//     jitter 0.1; apimachinery wait.ExponentialBackoff sleeps only between attempts), whose API
+//     calls have no deadline of kubelet's own;
 //   - up to 5 s for NotifyRegistrationStatus (operation_generator.go, notifyTimeoutDuration).
 // The first wait, 3 minutes, leaves 42 s for the API calls (two to six in a healthy
 // registration); the second, 6 minutes, covers a re-offer that waited behind a registration in
