@@ -77,7 +77,6 @@
 #include <set>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -287,43 +286,35 @@ class NodeService final : public csi::v1::Node::Service {
       const std::string& volume_id,
       const google::protobuf::Map<std::string, std::string>& publish_context) const;
   std::string StageRecord(const std::string& staging) const;
-  absl::Status Stage(const csi::v1::NodeStageVolumeRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Unstage(const csi::v1::NodeUnstageVolumeRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Publish(const csi::v1::NodePublishVolumeRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Unpublish(const csi::v1::NodeUnpublishVolumeRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Stage(const csi::v1::NodeStageVolumeRequest& request);
+  absl::Status Unstage(const csi::v1::NodeUnstageVolumeRequest& request);
+  absl::Status Publish(const csi::v1::NodePublishVolumeRequest& request);
+  absl::Status Unpublish(const csi::v1::NodeUnpublishVolumeRequest& request);
 
   // Block volumes (see the comment at the top).
   // The path of `volume_id`'s disk image, made sure to exist (FAILED_PRECONDITION without a
   // data directory).
-  absl::StatusOr<std::string> EnsureVolumeImage(const std::string& volume_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::string> EnsureVolumeImage(const std::string& volume_id);
   // The index of published block targets; empty without a data directory.
-  absl::StatusOr<BlockIndex> LoadIndex() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<BlockIndex> LoadIndex();
   // NodePublishVolume of a block volume, the request already validated.
-  absl::Status PublishBlock(const csi::v1::NodePublishVolumeRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PublishBlock(const csi::v1::NodePublishVolumeRequest& request);
   // NodeUnpublishVolume of a target that exists and is not a directory (`st`: its lstat).
   absl::Status UnpublishBlock(const csi::v1::NodeUnpublishVolumeRequest& request,
-                              const struct stat& st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                              const struct stat& st);
   // Drops `target` (of `volume_id`, already removed from disk) from `index`, releases the
   // volume's loop device if no other target uses it, then saves the index.
   absl::Status ForgetBlockTarget(BlockIndex index, const std::string& target,
-                                 const std::string& volume_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                 const std::string& volume_id);
   // When block publishes change the host and `index` holds no target of `volume_id`: detaches
   // every loop device attached to its disk image.
-  absl::Status ReleaseLoopDevice(const std::string& volume_id, const BlockIndex& index)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReleaseLoopDevice(const std::string& volume_id, const BlockIndex& index);
   absl::StatusOr<std::string> ImagePath(const std::string& volume_id) const;
   // Where a mount volume's expanded capacity is recorded.
   absl::StatusOr<std::string> CapacityPath(const std::string& volume_id) const;
   absl::StatusOr<csi::v1::NodeGetVolumeStatsResponse> Stats(const std::string& volume_id,
                                                             const std::string& path);
-  absl::StatusOr<int64_t> Expand(const csi::v1::NodeExpandVolumeRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> Expand(const csi::v1::NodeExpandVolumeRequest& request);
   // The record of the tokens in `tokens_json` (hostile: kubelet's, or anyone's), for
   // kTokensRecordFile: per audience, the expiration and the claims of a token that verifies.
   absl::StatusOr<std::string> TokensRecord(const std::string& tokens_json) const;
@@ -334,6 +325,11 @@ class NodeService final : public csi::v1::Node::Service {
   // not, for the warning.
   bool change_host_ = false;
   std::string why_not_change_host_;
+  // Held for the whole of every call that changes the node's state: Stage, Unstage, Publish,
+  // Unpublish and Expand, and so around the block-volume functions they call (EnsureVolumeImage
+  // to ReleaseLoopDevice), which must not be called without it. Said in words, not with clang's
+  // thread-safety attributes, which need a capability type: std::mutex is not one, and abseil's
+  // Mutex is not instrumented for TSan in Debian's build.
   std::mutex mu_;
   std::atomic<int> node_get_info_calls_{0};
 };
