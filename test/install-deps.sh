@@ -127,7 +127,12 @@ ndr_install_cross_deps() {
       NDR_CROSS_UNAVAILABLE+=("$arch")
     fi
   done
-  # Bazel reads which sysroots there are when this changes (toolchain/cross/sysroots.bzl).
+  ndr_export_cross_sysroots
+}
+
+# Bazel reads which sysroots there are again when NDR_CROSS_SYSROOTS changes
+# (toolchain/cross/sysroots.bzl): a digest of their lists of versions and of why any is missing.
+ndr_export_cross_sysroots() {
   NDR_CROSS_SYSROOTS=$(cat /var/cache/ndr-*-sysroot/.ndr-packages /var/cache/ndr-*-sysroot.unavailable \
     2>/dev/null | sha256sum | cut -c1-16)
   export NDR_CROSS_SYSROOTS

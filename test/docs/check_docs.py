@@ -34,11 +34,14 @@ CELL_MAX_CHARS = 400
 FIRST_SCREEN_LINES = 40
 FIRST_SCREEN_LINKS = ("docs/compatibility.md", "docs/upgrading.md", "SECURITY.md")
 # Words of the project's history, not of what is true now.
-HISTORY = re.compile(r"now fixed|was wrong|still not met|dropped|this session", re.I)
+HISTORY = re.compile(r"now fixed|was wrong|still not met|dropped|this session|the move\b|"
+                     r"earlier commit|after release [0-9]|used to\b|until now|this commit", re.I)
 
 # [text](target) and [text]: target; an image's ![alt](target) alike.
 INLINE_LINK = re.compile(r"\]\(([^()\s]+(?:\([^()\s]*\))?)(?:\s+\"[^\"]*\")?\)")
 REFERENCE_LINK = re.compile(r"^\s*\[[^\]]+\]:\s+(\S+)", re.M)
+# A command that runs Bazel itself: there is no Bazel on a Debian 12 host.
+BARE_BAZEL = re.compile(r"^\s*(?:\$\s*)?(?:sudo\s+)?bazel\s")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -148,6 +151,12 @@ def check(root):
             if m and f != "CHANGELOG.md":
                 problems.append(f"{f}:{number}: \"{m.group(0)}\" tells the project's history: say "
                                 "what is true now, and put what changed in CHANGELOG.md")
+        prose = {number for number, _ in prose_lines(texts[f])}
+        for number, line in enumerate(lines, 1):
+            if number not in prose and BARE_BAZEL.match(line):
+                problems.append(f"{f}:{number}: a command runs `bazel` itself, which a Debian 12 "
+                                "host does not have: write `bash test/bazel.sh ...`, which runs it "
+                                "where the project builds")
         for number, line in prose_lines(texts[f]):
             if line.startswith("|"):
                 for cell in line.strip().strip("|").split(" | "):
@@ -237,6 +246,14 @@ def self_test():
         "history in a page": ("docs/upgrading.md", "The race is now fixed.\n",
                               "tells the project's history"),
         "history in the README": ("README.md", "Dropped: the old way.\n",
+                                  "tells the project's history"),
+        "a bare bazel command": ("docs/guide.md", "```sh\nbazel test //...\n```\n",
+                                 "runs `bazel` itself"),
+        "a change narrated": ("docs/guide.md", "## What the move kept\n",
+                              "tells the project's history"),
+        "an earlier commit": ("docs/guide.md", "Where the earlier commit wrote FAIL.\n",
+                              "tells the project's history"),
+        "a release as a moment": ("SECURITY.md", "After release 1.1.0 the base is new.\n",
                                   "tells the project's history"),
     }
     for what, (name, text, expected) in planted.items():
