@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The releases recorded in the repository's RELEASES file, and the git tags made from them.
 
-    python3 version/releases.py [--repo DIR] list            VERSION COMMIT DATE, oldest first
+    python3 version/releases.py [--repo DIR] list            VERSION COMMIT DATE PLATFORMS,
+                                                             oldest first
     python3 version/releases.py [--repo DIR] newest          the newest release's version
     python3 version/releases.py [--repo DIR] commit VERSION  the commit release VERSION is built from
+    python3 version/releases.py [--repo DIR] platforms VERSION
+                                    the platforms release VERSION was made for, comma-separated
     python3 version/releases.py [--repo DIR] tag [--into DIR] [VERSION...]
                                     makes the annotated tag vVERSION of each release (all of them
                                     by default) that has none, in DIR (default: the repository);
@@ -11,8 +14,10 @@
     python3 version/releases.py [--repo DIR] check           holds every record to the history
 
 --repo is the checkout whose RELEASES is read (default: the one this script is in). A line of
-RELEASES is `VERSION COMMIT DATE`: a semver version without "v", the commit's 40 hex digits, and
-the release's date (YYYY-MM-DD); `#` starts a comment.
+RELEASES is `VERSION COMMIT DATE PLATFORMS`: a semver version without "v", the commit's 40 hex
+digits, the release's date (YYYY-MM-DD), and the Linux platforms its images and binaries were
+made for, comma-separated in the order amd64,arm64,arm/v7,ppc64le,s390x (a subset of them, as
+images/release.sh --platforms made it); `#` starts a comment.
 
 `commit` prefers the tag vVERSION when there is one and refuses when the tag and the record name
 different commits, so that no one builds a release from the wrong commit without being told.
@@ -20,7 +25,9 @@ different commits, so that no one builds a release from the wrong commit without
 the same tag object in every copy of the repository; a tag already there on another commit is an
 error, never moved. `check` requires of each record: a commit that is in this history and an
 ancestor of HEAD (and of the next release's commit), whose VERSION file says that version and
-whose CHANGELOG.md dates it; versions in increasing order; and a VERSION at HEAD above the newest
+whose CHANGELOG.md dates it; the checkout's CHANGELOG.md naming its platforms in its entry
+(a line `Platforms: amd64, arm64, ...`); versions in increasing order; and a VERSION at HEAD
+above the newest
 release (the checkout's VERSION file), so that its builds are development builds of a release still
 to come.
 
@@ -28,6 +35,7 @@ Exit status: 0 done, 1 a record or the history is wrong (each problem is said), 
 """
 
 import argparse
+import collections
 import os
 import re
 import subprocess
@@ -37,6 +45,10 @@ SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 DATE = re.compile(r"^\d{4}-\d\d-\d\d$")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Every Linux platform a release can have, in the order the record lists them (OCI names).
+PLATFORMS = ("amd64", "arm64", "arm/v7", "ppc64le", "s390x")
+
+Record = collections.namedtuple("Record", "version commit date platforms")
 
 
 class ReleaseError(Exception):
@@ -53,8 +65,23 @@ def semver_key(version):
     return (int(major), int(minor), int(patch), 0, parts)
 
 
+def parse_platforms(text):
+    """The platforms of a comma-separated list, in PLATFORMS' order; ValueError saying what is
+    wrong."""
+    names = [n.strip() for n in text.split(",")]
+    unknown = [n for n in names if n not in PLATFORMS]
+    if unknown or not names:
+        raise ValueError(f"'{text}' names {', '.join(repr(n) for n in unknown) or 'no platform'}:"
+                         f" a platform is one of {', '.join(PLATFORMS)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"'{text}' names a platform twice")
+    if names != [p for p in PLATFORMS if p in names]:
+        raise ValueError(f"'{text}' is not in the order {','.join(PLATFORMS)}")
+    return tuple(names)
+
+
 def read_records(path):
-    """[(version, commit, date)] from RELEASES, oldest first; ReleaseError naming each bad line."""
+    """[Record] from RELEASES, oldest first; ReleaseError naming each bad line."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
@@ -67,10 +94,10 @@ def read_records(path):
             continue
         fields = text.split()
         where = f"{path}:{number}"
-        if len(fields) != 3:
-            problems.append(f"{where}: '{text}' is not 'VERSION COMMIT DATE'")
+        if len(fields) != 4:
+            problems.append(f"{where}: '{text}' is not 'VERSION COMMIT DATE PLATFORMS'")
             continue
-        version, commit, date = fields
+        version, commit, date, platforms = fields
         if not SEMVER.match(version):
             problems.append(f"{where}: '{version}' is not a release version (MAJOR.MINOR.PATCH, "
                             "optionally -PRE-RELEASE, without 'v')")
@@ -78,15 +105,19 @@ def read_records(path):
             problems.append(f"{where}: '{commit}' is not a commit's 40 lower-case hex digits")
         if not DATE.match(date):
             problems.append(f"{where}: '{date}' is not a date (YYYY-MM-DD)")
-        records.append((version, commit, date))
+        try:
+            platforms = parse_platforms(platforms)
+        except ValueError as e:
+            problems.append(f"{where}: {e}")
+        records.append(Record(version, commit, date, platforms))
     if problems:
         raise ReleaseError("\n".join(problems))
     seen = set()
-    for version, _, _ in records:
+    for version, *_ in records:
         if version in seen:
             raise ReleaseError(f"{path}: release {version} is recorded twice")
         seen.add(version)
-    for (older, _, _), (newer, _, _) in zip(records, records[1:]):
+    for (older, *_), (newer, *_) in zip(records, records[1:]):
         if semver_key(newer) <= semver_key(older):
             raise ReleaseError(f"{path}: {newer} comes after {older}; releases go oldest first")
     return records
@@ -121,7 +152,7 @@ def releases_path(repo):
 
 
 def commit_of(repo, records, version):
-    recorded = {v: c for v, c, _ in records}.get(version)
+    recorded = {r.version: r.commit for r in records}.get(version)
     tagged = Repo(repo).tag_commit(version)
     if tagged and recorded and tagged != recorded:
         raise ReleaseError(
@@ -131,21 +162,21 @@ def commit_of(repo, records, version):
             "(python3 version/releases.py tag)")
     if tagged or recorded:
         return tagged or recorded
-    known = ", ".join(v for v, _, _ in records) or "none"
+    known = ", ".join(r.version for r in records) or "none"
     raise ReleaseError(f"{version} is not a release: there is no tag v{version} and RELEASES does "
                        f"not record it (recorded: {known})")
 
 
 def make_tags(repo, records, versions, into):
-    wanted = versions or [v for v, _, _ in records]
-    by_version = {v: (c, d) for v, c, d in records}
+    wanted = versions or [r.version for r in records]
+    by_version = {r.version: r.commit for r in records}
     target = Repo(into)
     lines = []
     for version in wanted:
         if version not in by_version:
             raise ReleaseError(f"RELEASES does not record {version}; recorded: "
                                f"{', '.join(by_version) or 'none'}")
-        commit, _ = by_version[version]
+        commit = by_version[version]
         if not target.has_commit(commit):
             raise ReleaseError(f"{into} does not have {commit[:12]}, the commit of {version}"
                                + shallow_hint(target))
@@ -175,11 +206,37 @@ def shallow_hint(repo):
     return ""
 
 
+def platforms_in_changelog(text, version):
+    """The platforms the `Platforms: ...` line of VERSION's entry in a CHANGELOG names, or None."""
+    entry = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            entry = line.startswith(f"## {version} (")
+        elif entry and line.startswith("Platforms: "):
+            listed = line[len("Platforms: "):].split(".")[0].split(" (")[0]
+            try:
+                return parse_platforms(listed.replace(", ", ","))
+            except ValueError:
+                return ()
+    return None
+
+
 def check(repo_path, records):
     repo = Repo(repo_path)
     problems = []
     previous = None
-    for version, commit, date in records:
+    try:
+        with open(os.path.join(repo_path, "CHANGELOG.md"), encoding="utf-8") as f:
+            changelog_now = f.read()
+    except OSError:
+        changelog_now = repo.show("HEAD", "CHANGELOG.md") or ""
+    for version, commit, date, platforms in records:
+        said_platforms = platforms_in_changelog(changelog_now, version)
+        if said_platforms != platforms:
+            problems.append(f"{version}: CHANGELOG.md's entry should have the line 'Platforms: "
+                            f"{', '.join(platforms)}' (RELEASES records them), not "
+                            + ("none" if said_platforms is None else
+                               f"'Platforms: {', '.join(said_platforms) or '?'}'"))
         if not repo.has_commit(commit):
             problems.append(f"{version}: commit {commit} is not in this repository"
                             + shallow_hint(repo))
@@ -229,6 +286,8 @@ def main(argv):
     sub.add_parser("newest")
     commit = sub.add_parser("commit")
     commit.add_argument("version")
+    platforms = sub.add_parser("platforms")
+    platforms.add_argument("version")
     tag = sub.add_parser("tag")
     tag.add_argument("--into", help="the repository to make the tags in (default: --repo)")
     tag.add_argument("versions", nargs="*")
@@ -239,7 +298,7 @@ def main(argv):
         records = read_records(releases_path(repo))
         if args.command == "list":
             for record in records:
-                print(" ".join(record))
+                print(record.version, record.commit, record.date, ",".join(record.platforms))
         elif args.command == "newest":
             if not records:
                 raise ReleaseError(f"{releases_path(repo)} records no release")
@@ -250,6 +309,12 @@ def main(argv):
                       file=sys.stderr)
                 return 2
             print(commit_of(repo, records, args.version))
+        elif args.command == "platforms":
+            recorded = {r.version: r.platforms for r in records}
+            if args.version not in recorded:
+                raise ReleaseError(f"RELEASES does not record {args.version}; recorded: "
+                                   f"{', '.join(recorded) or 'none'}")
+            print(",".join(recorded[args.version]))
         elif args.command == "tag":
             for line in make_tags(repo, records, args.versions, os.path.abspath(args.into or repo)):
                 print(line)
@@ -260,7 +325,7 @@ def main(argv):
                       + "\n  ".join(problems), file=sys.stderr)
                 return 1
             print(f"releases.py check: {len(records)} releases, each a commit of this history "
-                  "whose VERSION and CHANGELOG.md name it")
+                  "whose VERSION and CHANGELOG.md name it, with its platforms")
     except ReleaseError as e:
         print(f"releases.py: {e}", file=sys.stderr)
         return 1
