@@ -318,7 +318,8 @@ def assemble(args):
                     subjects.append((archive_name, sha256(data)))
                 built = provenance.statement(
                     subjects, args.source_url, args.tag, commit, version, f"linux/{platform}",
-                    args.command, epoch, packages, tools, root)
+                    args.command, epoch, packages, tools, root,
+                    [f"linux/{p}" for p in PLATFORMS if p in args.binaries])
                 contents = [(platform, p) for p in packages]
                 vex_contents += contents
                 platform_vex = vex.document(

@@ -534,13 +534,17 @@ class Provenance(unittest.TestCase):
             [("image", "ab" * 32)], "https://example.org/src", "v1.0.0", "c" * 40, "1.0.0",
             "linux/amd64", "bash images/release.sh 1.0.0 OUT_DIR", EPOCH,
             [package(source="foo")], [("gcc", "gcc", "4:12.2.0-3", "amd64")],
-            [("libc6", "2.41-12", "amd64")])
+            [("libc6", "2.41-12", "amd64")], ["linux/amd64", "linux/arm/v7"])
         self.assertEqual(statement["predicateType"], "https://slsa.dev/provenance/v1")
         self.assertEqual(statement["subject"], [{"name": "image", "digest": {"sha256": "ab" * 32}}])
         definition = statement["predicate"]["buildDefinition"]
         self.assertEqual(definition["externalParameters"]["source"], {
             "uri": "git+https://example.org/src@refs/tags/v1.0.0",
             "digest": {"gitCommit": "c" * 40}})
+        # The build's every platform, and this statement's.
+        self.assertEqual(definition["externalParameters"]["platforms"],
+                         ["linux/amd64", "linux/arm/v7"])
+        self.assertEqual(definition["externalParameters"]["platform"], "linux/amd64")
         self.assertEqual(definition["internalParameters"]["SOURCE_DATE_EPOCH"], str(EPOCH))
         dependencies = statement["predicate"]["runDetails"]["builder"]["builderDependencies"]
         distro = "debian-" + sbom.debian_version()

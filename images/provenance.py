@@ -92,9 +92,10 @@ def deb_purl(name, version, arch, distro=None):
 
 
 def statement(subjects, source_url, tag, commit, version, platform, command, epoch, linked,
-              tools, root=()):
+              tools, root=(), platforms=()):
     """The statement. subjects: [(name, sha256 hex)]; linked: the SBOM's Packages; tools: what
-    toolchain() returned; root: what build_root() returned."""
+    toolchain() returned; root: what build_root() returned; platforms: every platform of the
+    build (the image index's), of which `platform` is this statement's."""
     source = {"uri": f"git+{source_url}@refs/tags/{tag}" if tag else f"git+{source_url}",
               "digest": {"gitCommit": commit}}
     return {
@@ -108,6 +109,7 @@ def statement(subjects, source_url, tag, commit, version, platform, command, epo
                     "source": source,
                     "version": version,
                     "platform": platform,
+                    "platforms": list(platforms),
                     "command": command,
                 },
                 "internalParameters": {

@@ -4,14 +4,15 @@
 #   bash images/release-check.sh [VERSION] --source-uri=URI [--tools-dir=DIR] [--keep]
 #
 # VERSION defaults to the newest release RELEASES records; its commit is its tag's or, without a
-# tag, the record's (version/releases.py). --source-uri (or $NDR_SOURCE_URI) is handed to
+# tag, the record's, and its platforms are the record's (version/releases.py). --source-uri (or $NDR_SOURCE_URI) is handed to
 # release.sh: where the release's source is published. Needs root, Go (/usr/local/go) and the Go
 # module proxy (to build the tools once), and Debian's skopeo, containerd and runc (installed when
 # missing); not part of the test suite. In order:
 #
 #  1. images/release.sh VERSION, twice, in two new directories at two different times (each
 #     builds the commit in a clean clone with a clean output base): the same SHA256SUMS, byte for
-#     byte. As root, release.sh first upgrades linked packages Debian has newer versions of.
+#     byte. As root, release.sh first upgrades linked packages Debian has newer versions of. Every
+#     image index has exactly the platforms RELEASES records, and every provenance names them.
 #  2. A real OCI registry on 127.0.0.1 (distribution's `registry`, built from the Go module proxy).
 #  3. images/publish.sh, as a maintainer publishes: skopeo pushes every image index with all its
 #     platforms and attestations (the pushed digests must be the release's), and cosign (Go module
@@ -64,6 +65,8 @@ export PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || missing+=("Go: install it at /usr/local/go (the Go module proxy builds registry, cosign, syft and trivy with it)")
 commit=$(python3 version/releases.py commit "$version" 2>&1) ||
   missing+=("release $version: ${commit#releases.py: }")
+recorded=$(python3 version/releases.py platforms "$version" 2>&1) ||
+  missing+=("release $version's platforms: ${recorded#releases.py: }")
 checked_uri=$(python3 images/source_uri.py "$source_uri" 2>&1) ||
   missing+=("the source URI (--source-uri=URI or NDR_SOURCE_URI): ${checked_uri#source_uri: }")
 if [ ${#missing[@]} -gt 0 ]; then
@@ -146,11 +149,13 @@ T=$tools/bin
 # --- 1. the release, twice --------------------------------------------------------------------
 one=$work/release-1 two=$work/release-2
 started=$(now)
-if bash images/release.sh "$version" "$one" --source-uri="$source_uri" >"$log/release-1.log" 2>&1; then
+if bash images/release.sh "$version" "$one" --source-uri="$source_uri" --platforms="$recorded" \
+    >"$log/release-1.log" 2>&1; then
   first=$(($(now) - started))
   # Another moment: the clock's second has moved on during the first build, whatever the machine.
   started=$(now)
-  if bash images/release.sh "$version" "$two" --source-uri="$source_uri" >"$log/release-2.log" 2>&1; then
+  if bash images/release.sh "$version" "$two" --source-uri="$source_uri" --platforms="$recorded" \
+      >"$log/release-2.log" 2>&1; then
     if cmp -s "$one/SHA256SUMS" "$two/SHA256SUMS"; then
       row "release.sh $version twice: two clean clones, output bases and times" PASS \
         "$first + $(($(now) - started))" \
@@ -186,6 +191,37 @@ for archive in sorted(f for f in os.listdir(release) if f.endswith(".oci.tar")):
             print("\t".join([archive[:-len(".oci.tar")], top["digest"], platform, entry["digest"]]))
 PYTHON
 programs=$(cut -f1 "$work/images.tsv" | sort -u)
+# The platforms: each index's, and each provenance's list, exactly as RELEASES records them.
+started=$(now)
+if platforms_problems=$(python3 - "$release" "$work/images.tsv" "$recorded" <<'PYTHON'
+import glob, json, os, sys
+release, tsv, recorded = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+problems = []
+indexes = {}
+for line in open(tsv):
+    program, _, platform, _ = line.rstrip("\n").split("\t")
+    indexes.setdefault(program, []).append(platform)
+for program, platforms in sorted(indexes.items()):
+    if sorted(platforms) != sorted(recorded):
+        problems.append(f"{program}'s index has {','.join(platforms)}")
+provenances = sorted(glob.glob(os.path.join(release, "*.provenance.json")))
+for path in provenances:
+    listed = json.load(open(path))["predicate"]["buildDefinition"]["externalParameters"].get(
+        "platforms", [])
+    if listed != ["linux/" + p for p in recorded]:
+        problems.append(f"{os.path.basename(path)} names {','.join(listed) or 'no platforms'}")
+if not provenances:
+    problems.append("no provenance")
+print("; ".join(problems))
+sys.exit(1 if problems else 0)
+PYTHON
+); then
+  row "the release's platforms are RELEASES' record" PASS $(($(now) - started)) \
+    "$recorded: every image index has exactly these, and every provenance names them"
+else
+  row "the release's platforms are RELEASES' record ($recorded)" FAIL $(($(now) - started)) \
+    "$platforms_problems"
+fi
 
 # --- 2. a registry ------------------------------------------------------------------------------
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Builds release VERSION from its commit, into OUT_DIR:
 #
-#   bash images/release.sh VERSION OUT_DIR --source-uri=URI [--upgrade]
+#   bash images/release.sh VERSION OUT_DIR --source-uri=URI [--platforms=LIST] [--upgrade]
 #        e.g. bash images/release.sh 1.1.0 /tmp/r --source-uri=https://github.com/ORG/REPO
+#
+# LIST names the Linux platforms (amd64, arm64, arm/v7, ppc64le, s390x; comma-separated): by
+# default the ones RELEASES records for VERSION, or all five for a release not recorded yet. A
+# platform the package source cannot serve here is refused by name, never left out; a LIST other
+# than the one RELEASES records is refused. Record the release in RELEASES with the platforms it
+# was built for.
 #
 # The commit is the tag vVERSION's, or where there is no tag the one RELEASES records for VERSION
 # (version/releases.py; a tag and a record that disagree are refused). It is cloned into a new
-# directory, tagged there, and built with an output base of its own and no cache (-c opt, every
+# directory, tagged there, and built with an output base of its own and no cache (-c opt, each
 # platform), so nothing of this checkout or of earlier builds gets in; two runs give the same bytes
 # (images/assemble.py, and //images:reproducible_test for what decides it).
 #
@@ -21,9 +27,9 @@
 #
 # OUT_DIR gets, for the registrar, the sample driver and (from 1.1.0) kubeletclient, the judge:
 #
-#   PROGRAM.oci.tar                      one OCI image index for linux/amd64, arm64, arm/v7, ppc64le
-#                                        and s390x, with each platform's SBOM, provenance and VEX
-#                                        attached as BuildKit attestations
+#   PROGRAM.oci.tar                      one OCI image index of the platforms, with each
+#                                        platform's SBOM, provenance (which names every platform of
+#                                        the release) and VEX attached as BuildKit attestations
 #   PROGRAM-VERSION-linux-ARCH.tar.gz    the static binary, LICENSE, THIRD-PARTY-NOTICES, its SBOM
 #   PROGRAM-linux-ARCH.spdx.json         SPDX 2.3 SBOM of the Debian packages linked in
 #   PROGRAM-linux-ARCH.provenance.json   SLSA v1 provenance (in-toto) of the image and the tarball
@@ -40,15 +46,19 @@
 # been reviewed for. Needs root (or sudo) to install what the build needs, as the README's commands
 # do; downloads nothing but Debian packages.
 set -euo pipefail
-usage="usage: bash images/release.sh VERSION OUT_DIR --source-uri=URI [--upgrade]"
+usage="usage: bash images/release.sh VERSION OUT_DIR --source-uri=URI [--platforms=LIST]"
+usage+=" [--upgrade]"
 refuse() {
   echo "release.sh: $*" >&2
   exit 1
 }
-source_uri=${NDR_SOURCE_URI:-} upgrade=false positional=()
+source_uri=${NDR_SOURCE_URI:-} upgrade=false positional=() list=""
 for arg in "$@"; do
   case $arg in
     --source-uri=*) source_uri=${arg#*=} ;;
+    --platforms=*)
+      list=${arg#*=}
+      [ -n "$list" ] || { echo "release.sh: --platforms= names no platform; $usage" >&2; exit 2; } ;;
     --upgrade) upgrade=true ;;
     -*) echo "release.sh: unknown flag $arg; $usage" >&2; exit 2 ;;
     *) positional+=("$arg") ;;
@@ -63,6 +73,16 @@ number='(0|[1-9][0-9]*)'
     "(1.0.0, 1.1.0-rc.1), without 'v' or build metadata"
 source_uri=$(python3 "$top/images/source_uri.py" "$source_uri" 2>&1) ||
   refuse "${source_uri#source_uri: } (--source-uri=URI or NDR_SOURCE_URI)"
+# The platforms: asked for, or as RELEASES records them, or every one; read with this checkout's
+# scripts (the release's commit may be older than --platforms).
+source "$top/images/platforms.sh"
+recorded=$(python3 "$top/version/releases.py" --repo "$top" platforms "$version" 2>/dev/null) ||
+  recorded=""
+ndr_parse_platforms "${list:-$recorded}" || exit 2
+wanted=$(IFS=,; echo "${NDR_WANTED_PLATFORMS[*]}")
+[ -z "$recorded" ] || [ "$recorded" = "$wanted" ] ||
+  refuse "RELEASES records release $version for $recorded, not $wanted: a release is rebuilt for" \
+    "the platforms it has (leave --platforms out, or fix RELEASES)"
 # OUT_DIR is made new, or is an empty directory, and it and every directory above it can be
 # changed by no one but root and whoever runs this (hostsafe.sh): no one else can put a file or a
 # link in it, or swap what the build wrote before it is summed and signed. Checked before anything
@@ -153,7 +173,7 @@ fi
 # What the commit's own build needs (its install script; the cross sysroots follow the versions
 # now installed).
 ndr_install_cross_deps
-ndr_require_every_arch || exit 1
+ndr_require_platforms || exit 1
 described=$(bash version/describe.sh | sed -n 's/^version //p')
 [ "$described" = "$version" ] ||
   refuse "the clone of ${commit:0:12} describes itself as $described, not $version (version/describe.sh)"
@@ -163,12 +183,15 @@ described=$(bash version/describe.sh | sed -n 's/^version //p')
 programs=(registrar/csi-node-driver-registrar test/csidriver/sample-csi-driver)
 grep -q '"//kubeletclient:kubeletclient.stripped"' toolchain/cross/BUILD.bazel &&
   programs+=(kubeletclient/kubeletclient)
-echo "==> building every platform, -c opt, in a new output base with no cache"
+echo "==> building $wanted, -c opt, in a new output base with no cache"
 targets=()
 for program in "${programs[@]}"; do targets+=("//${program%/*}:${program##*/}.stripped"); done
+for platform in "${NDR_WANTED_PLATFORMS[@]}"; do
+  name=$(ndr_platform_cross "$platform")
+  [ -z "$name" ] || targets+=("//toolchain/cross:${name}_binaries")
+done
 # shellcheck disable=SC2046
-"${bazel[@]}" build $(ndr_bazel_flags) --disk_cache= -c opt "${targets[@]}" \
-  //toolchain/cross:all_binaries
+"${bazel[@]}" build $(ndr_bazel_flags) --disk_cache= -c opt "${targets[@]}"
 bin=$("${bazel[@]}" info -c opt bazel-bin 2>/dev/null)
 cross=$bin/toolchain/cross
 binaries() {  # DIRECTORY-OF-EACH-PROGRAM...: the comma-separated list assemble.py takes
@@ -178,16 +201,21 @@ binaries() {  # DIRECTORY-OF-EACH-PROGRAM...: the comma-separated list assemble.
 }
 amd64=()
 for program in "${programs[@]}"; do amd64+=("$bin/${program%/*}"); done
-platforms=("amd64=$(binaries "${amd64[@]}")")
-for pair in arm64:arm64 arm/v7:armv7 ppc64le:ppc64le s390x:s390x; do
-  dir=$cross/${pair#*:}_binaries
-  platforms+=("${pair%%:*}=$(binaries "$dir" "$dir" "$dir")")
+platforms=()
+for platform in "${NDR_WANTED_PLATFORMS[@]}"; do
+  name=$(ndr_platform_cross "$platform")
+  if [ -z "$name" ]; then
+    platforms+=("amd64=$(binaries "${amd64[@]}")")
+  else
+    platforms+=("$platform=$(binaries "$cross/${name}_binaries" "$cross/${name}_binaries" \
+      "$cross/${name}_binaries")")
+  fi
 done
 
 # The packages the link really used (the binaries' own record), held to the same rule: a library
 # linked from a package the list above missed is caught here.
 echo "==> checking that every linked Debian package is the newest apt knows"
-/usr/bin/python3 - "${platforms[0]#amd64=}" <<'PYTHON'
+/usr/bin/python3 - "$(binaries "${amd64[@]}")" <<'PYTHON'
 import subprocess, sys
 sys.path.insert(0, "images")
 import sbom
@@ -209,7 +237,8 @@ PYTHON
 
 echo "==> assembling the images, tarballs, SBOMs, provenance and VEX"
 /usr/bin/python3 images/assemble.py "$out" --tag "$tag" --tarballs --release \
-  --source-url "$source_uri" --command "bash images/release.sh $version OUT_DIR" \
+  --source-url "$source_uri" \
+  --command "bash images/release.sh $version OUT_DIR --platforms=$wanted" \
   "${platforms[@]}" | tee "$out/digests.txt"
 # The commit's source, as the LGPL asks beside a statically linked glibc: git archive stamps
 # every file with the commit's time, and gzip -n leaves out the name and time of its own.

@@ -118,7 +118,8 @@ ndr_install_cross_deps() {
       rm -f "$log"
     else
       # Not fatal here: that architecture is left out of the build, its test says why
-      # (toolchain/cross/sysroots.bzl), and the image builds refuse (ndr_require_every_arch).
+      # (toolchain/cross/sysroots.bzl), and the image builds refuse to make images for it
+      # (ndr_require_platforms, images/platforms.sh).
       { sed -n '/lists these, but/,$p' "$log" | grep . || tail -n 5 "$log"; } |
         sed 's/^make-sysroot: //' |
         "${sudo[@]}" tee "/var/cache/ndr-$arch-sysroot.unavailable" >/dev/null
@@ -136,19 +137,6 @@ ndr_export_cross_sysroots() {
   NDR_CROSS_SYSROOTS=$(cat /var/cache/ndr-*-sysroot/.ndr-packages /var/cache/ndr-*-sysroot.unavailable \
     2>/dev/null | sha256sum | cut -c1-16)
   export NDR_CROSS_SYSROOTS
-}
-
-# For what needs every platform (the images, a release): refuses when an architecture's sysroot
-# could not be made, saying why.
-ndr_require_every_arch() {
-  [ ${#NDR_CROSS_UNAVAILABLE[@]} -eq 0 ] && return 0
-  local arch
-  echo "error: the images need every platform, and this machine could not make the sysroot of" \
-    "${NDR_CROSS_UNAVAILABLE[*]}:" >&2
-  for arch in "${NDR_CROSS_UNAVAILABLE[@]}"; do
-    sed 's/^/    /' "/var/cache/ndr-$arch-sysroot.unavailable" >&2
-  done
-  return 1
 }
 
 # Bazel options for scripts: quiet, non-interactive output when run by CI or without a terminal.
