@@ -257,6 +257,66 @@ class Refusals(unittest.TestCase):
         self.assertIn("is an example address", run.stderr)
         self.assertFalse(os.path.exists(out))
 
+    def test_a_release_reissues_its_vex(self):
+        # A release's documents get a statement corrected and one added, for the same index,
+        # without a rebuild; the release's own files are left as they were.
+        glibc = ", ".join(f'"{v}"' for v in self.glibc_versions())
+        run, release = self.run_assemble("--vex", self.statements("""statements:
+- vulnerability: CVE-0000-0010
+  source: glibc
+  versions: [%s]
+  status: under_investigation
+  impact: looking
+""" % glibc))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        before = tree(release)
+        additions = os.path.join(self.work, "additions.yaml")
+        with open(additions, "w") as f:
+            f.write("""statements:
+- vulnerability: CVE-0000-0010
+  source: glibc
+  versions: [%s]
+  status: not_affected
+  justification: vulnerable_code_not_in_execute_path
+  impact: never called
+- vulnerability: CVE-0000-0011
+  source: glibc
+  versions: [%s]
+  status: not_affected
+  justification: vulnerable_code_not_present
+  impact: not linked
+  absent_symbols: [wordexp]
+- vulnerability: CVE-0000-0012
+  source: no-such-source
+  versions: ["1.0"]
+  status: affected
+  impact: elsewhere
+  action: upgrade
+""" % (glibc, glibc))
+        out = os.path.join(self.work, "reissued")
+        reissue = [os.path.join(HERE, "vex_reissue.py"), release, additions, out,
+                   "--timestamp=2030-01-02T03:04:05Z"]
+        run = subprocess.run(["/usr/bin/python3"] + reissue, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("CVE-0000-0010: corrected; CVE-0000-0011: added", run.stdout)
+        self.assertIn("CVE-0000-0011 (glibc): its absent_symbols not checked", run.stderr)
+        self.assertEqual(tree(release), before)
+        for program in ("csi-node-driver-registrar", "sample-csi-driver"):
+            old = json.load(open(os.path.join(release, f"{program}.openvex.json")))
+            new = json.load(open(os.path.join(out, f"{program}.openvex.json")))
+            self.assertEqual((new["@id"], new["timestamp"], new["version"], new["last_updated"]),
+                             (old["@id"], old["timestamp"], 2, "2030-01-02T03:04:05Z"))
+            by_name = {s["vulnerability"]["name"]: s for s in new["statements"]}
+            self.assertEqual(sorted(by_name), ["CVE-0000-0010", "CVE-0000-0011"])
+            self.assertEqual(len(new["statements"]), 2)
+            self.assertEqual(by_name["CVE-0000-0010"]["status"], "not_affected")
+            self.assertEqual(by_name["CVE-0000-0011"]["products"][0]["@id"],
+                             old["statements"][0]["products"][0]["@id"])
+        # A second run into the same directory is refused, and writes nothing.
+        run = subprocess.run(["/usr/bin/python3"] + reissue, capture_output=True, text=True)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("is not empty", run.stderr)
+
     def glibc_versions(self):
         out = subprocess.run(["dpkg-query", "-W", "-f", "${source:Version}", "libc6-dev"],
                              capture_output=True, text=True, check=True).stdout
