@@ -4,8 +4,8 @@
 #   bash images/release-check.sh [VERSION] --source-uri=URI [--tools-dir=DIR] [--keep]
 #
 # VERSION defaults to the newest release RELEASES records; its commit is its tag's or, without a
-# tag, the record's, and its platforms are the record's (version/releases.py). --source-uri (or $NDR_SOURCE_URI) is handed to
-# release.sh: where the release's source is published. Needs root, Go (/usr/local/go) and the Go
+# tag, the record's, and its platforms are the record's (version/releases.py). --source-uri (or
+# $NDR_SOURCE_URI) is handed to release.sh: where the release's source is published. Needs root, Go (/usr/local/go) and the Go
 # module proxy (to build the tools once), and Debian's skopeo, containerd and runc (installed when
 # missing); not part of the test suite. In order:
 #

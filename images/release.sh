@@ -58,7 +58,8 @@ for arg in "$@"; do
     --source-uri=*) source_uri=${arg#*=} ;;
     --platforms=*)
       list=${arg#*=}
-      [ -n "$list" ] || { echo "release.sh: --platforms= names no platform; $usage" >&2; exit 2; } ;;
+      [ -n "$list" ] ||
+        { echo "release.sh: --platforms= names no platform; $usage" >&2; exit 2; } ;;
     --upgrade) upgrade=true ;;
     -*) echo "release.sh: unknown flag $arg; $usage" >&2; exit 2 ;;
     *) positional+=("$arg") ;;
