@@ -40,13 +40,18 @@ expect() {  # expect WHAT GOT WANT
   fi
 }
 
-# Two running pods that wrote their markers; the harness recorded them as the setup does.
-for pod in day2-a-pv day2-a-inline; do
-  echo "node 1" >"$work/api/marker-$pod"
-  pod_json "$pod" "uid-$pod" "containerd://c-$pod" 0
-  D2_MARKER[$pod]=$(d2_marker_of "$pod")
-  D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
-done
+# Two running pods of driver a that wrote their markers, recorded as the setup records them.
+running_pods() {
+  local pod
+  D2_MARKER=() D2_IDENTITY=()
+  for pod in day2-a-pv day2-a-inline; do
+    echo "node 1" >"$work/api/marker-$pod"
+    pod_json "$pod" "uid-$pod" "containerd://c-$pod" 0
+    D2_MARKER[$pod]=$(d2_marker_of "$pod")
+    D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
+  done
+}
+running_pods
 expect "both pods untouched are kept" "$(d2_pods_kept a)" 2/2
 
 # The app container of one pod restarted on a volume mounted again: it reads the same marker,
@@ -165,13 +170,7 @@ expect "another driver's failure does not" "$(d2_failed_in "$work/away.log" "$of
 
 # One row as d2_row writes it: restarts counted from before the change less what the harness
 # caused, and a watch that connected again only where the harness broke it.
-D2_MARKER=() D2_IDENTITY=()
-for pod in day2-a-pv day2-a-inline; do
-  echo "node 1" >"$work/api/marker-$pod"
-  pod_json "$pod" "uid-$pod" "containerd://c-$pod" 0
-  D2_MARKER[$pod]=$(d2_marker_of "$pod")
-  D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
-done
+running_pods
 cat >"$work/api/ds-a.json" <<'JSON'
 {"items": [{"metadata": {"name": "day2-a-x"},
   "status": {"containerStatuses": [{"name": "csi-node-driver-registrar", "restartCount": 3}]}}]}
@@ -197,8 +196,13 @@ expect "a watch that connected again by itself fails the row" \
   "FAIL: the CSINode watch connected again 1 times in this window: changes in between are not seen"
 
 # Both drivers timed at once, each from the change: b, ready at once, is not timed from a's end.
-# Each check answers by how often it was asked: the later one succeeds three polls (three 1 s
-# sleeps) after the first, so only a stall of over 2 s in one poll could blur the order.
+# Each check answers by how often it was asked, and the loops' clock is the test's own: each
+# `sleep N` they make moves SECONDS on by N at once. The later check succeeds three polls after
+# the first, so its time is 3 s more whatever the machine's speed (only a stall of over 2 s
+# between two polls could blur the order), and the loops take no real time.
+clock=0
+sleep() { clock=$((clock + $1)); SECONDS=$clock; }
+SECONDS=0
 ready_on_poll() {  # ready_on_poll WHAT LETTER: succeeds from the poll named in $work/at-WHAT-LETTER
   local n
   n=$(($(cat "$work/polls-$1-$2" 2>/dev/null || echo 0) + 1))
