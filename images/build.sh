@@ -38,27 +38,13 @@ programs=(registrar/csi-node-driver-registrar test/csidriver/sample-csi-driver
   kubeletclient/kubeletclient)
 targets=()
 for platform in "${NDR_WANTED_PLATFORMS[@]}"; do
-  cross=$(ndr_platform_cross "$platform")
-  if [ -z "$cross" ]; then
-    for program in "${programs[@]}"; do targets+=("//${program%/*}:${program##*/}.stripped"); done
-  else
-    targets+=("//toolchain/cross:${cross}_binaries")
-  fi
+  mapfile -t -O "${#targets[@]}" targets < <(ndr_platform_targets "$platform" "${programs[@]}")
 done
 # shellcheck disable=SC2046
 bazel build $(ndr_bazel_flags) -c opt "${targets[@]}"
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 platforms=()
 for platform in "${NDR_WANTED_PLATFORMS[@]}"; do
-  cross=$(ndr_platform_cross "$platform")
-  files=()
-  for program in "${programs[@]}"; do
-    if [ -z "$cross" ]; then
-      files+=("$bin/$program.stripped")
-    else
-      files+=("$bin/toolchain/cross/${cross}_binaries/${program##*/}.stripped")
-    fi
-  done
-  platforms+=("$platform=$(IFS=,; echo "${files[*]}")")
+  platforms+=("$platform=$(ndr_platform_binaries "$bin" "$platform" "${programs[@]}")")
 done
 bash images/build-images.sh "$out" "${platforms[@]}"

@@ -29,6 +29,36 @@ ndr_platform_debian() {
   esac
 }
 
+# The Bazel targets that build PROGRAMS (e.g. registrar/csi-node-driver-registrar) for PLATFORM:
+# the host's own .stripped targets for amd64, else //toolchain/cross:<cross>_binaries, which
+# holds every release program of that architecture.
+ndr_platform_targets() {  # PLATFORM PROGRAM...
+  local cross program
+  cross=$(ndr_platform_cross "$1")
+  shift
+  if [ -n "$cross" ]; then
+    echo "//toolchain/cross:${cross}_binaries"
+    return
+  fi
+  for program in "$@"; do echo "//${program%/*}:${program##*/}.stripped"; done
+}
+
+# PROGRAMS' binaries for PLATFORM under Bazel's bazel-bin BIN, comma-separated, as
+# images/assemble.py and images/build-images.sh take them after "PLATFORM=".
+ndr_platform_binaries() {  # BIN PLATFORM PROGRAM...
+  local bin=$1 cross program files=()
+  cross=$(ndr_platform_cross "$2")
+  shift 2
+  for program in "$@"; do
+    if [ -z "$cross" ]; then
+      files+=("$bin/$program.stripped")
+    else
+      files+=("$bin/toolchain/cross/${cross}_binaries/${program##*/}.stripped")
+    fi
+  done
+  (IFS=,; echo "${files[*]}")
+}
+
 # Reads LIST (comma-separated, any order) into NDR_WANTED_PLATFORMS in NDR_PLATFORMS' order;
 # "" is every platform. Says what is wrong and returns 2 for an unknown or repeated name.
 ndr_parse_platforms() {

@@ -66,6 +66,25 @@ shtest_case "release.sh refuses other platforms than RELEASES records for a rele
   script_refuses 1 "RELEASES records release 1.1.0 for amd64,arm64,arm/v7,ppc64le,s390x, not amd64" \
   bash images/release.sh 1.1.0 "$work/r" --source-uri=https://github.com/kubernetes-csi/x \
   --platforms=amd64
-[ ! -e "$work/o" ] && [ ! -e "$work/r" ] ||
-  shtest_case "nothing was made before the refusals" false
+shtest_case "nothing was made before the refusals" test ! -e "$work/o" -a ! -e "$work/r"
+
+# What each platform builds, and where its binaries are.
+is() {  # WANT COMMAND...: COMMAND prints WANT
+  local want=$1 got
+  shift
+  got=$("$@") || return 1
+  [ "$got" = "$want" ] || { echo "got: $got"; return 1; }
+}
+programs=(registrar/csi-node-driver-registrar test/csidriver/sample-csi-driver)
+shtest_case "amd64 is built by the programs' own targets" \
+  is $'//registrar:csi-node-driver-registrar.stripped\n//test/csidriver:sample-csi-driver.stripped' \
+  ndr_platform_targets amd64 "${programs[@]}"
+shtest_case "arm/v7 by its cross build's one target" \
+  is //toolchain/cross:armv7_binaries ndr_platform_targets arm/v7 "${programs[@]}"
+shtest_case "amd64's binaries are under the programs' packages" \
+  is /b/registrar/csi-node-driver-registrar.stripped,/b/test/csidriver/sample-csi-driver.stripped \
+  ndr_platform_binaries /b amd64 "${programs[@]}"
+shtest_case "ppc64le's under its cross build's directory" \
+  is /b/toolchain/cross/ppc64le_binaries/csi-node-driver-registrar.stripped,/b/toolchain/cross/ppc64le_binaries/sample-csi-driver.stripped \
+  ndr_platform_binaries /b ppc64le "${programs[@]}"
 shtest_end

@@ -185,38 +185,24 @@ programs=(registrar/csi-node-driver-registrar test/csidriver/sample-csi-driver)
 grep -q '"//kubeletclient:kubeletclient.stripped"' toolchain/cross/BUILD.bazel &&
   programs+=(kubeletclient/kubeletclient)
 echo "==> building $wanted, -c opt, in a new output base with no cache"
-targets=()
-for program in "${programs[@]}"; do targets+=("//${program%/*}:${program##*/}.stripped"); done
+# amd64's always: the linked packages are checked on them below.
+mapfile -t targets < <(ndr_platform_targets amd64 "${programs[@]}")
 for platform in "${NDR_WANTED_PLATFORMS[@]}"; do
-  name=$(ndr_platform_cross "$platform")
-  [ -z "$name" ] || targets+=("//toolchain/cross:${name}_binaries")
+  [ "$platform" = amd64 ] ||
+    mapfile -t -O "${#targets[@]}" targets < <(ndr_platform_targets "$platform" "${programs[@]}")
 done
 # shellcheck disable=SC2046
 "${bazel[@]}" build $(ndr_bazel_flags) --disk_cache= -c opt "${targets[@]}"
 bin=$("${bazel[@]}" info -c opt bazel-bin 2>/dev/null)
-cross=$bin/toolchain/cross
-binaries() {  # DIRECTORY-OF-EACH-PROGRAM...: the comma-separated list assemble.py takes
-  local list=() program
-  for program in "${programs[@]}"; do list+=("$1/${program##*/}.stripped"); shift; done
-  (IFS=,; echo "${list[*]}")
-}
-amd64=()
-for program in "${programs[@]}"; do amd64+=("$bin/${program%/*}"); done
 platforms=()
 for platform in "${NDR_WANTED_PLATFORMS[@]}"; do
-  name=$(ndr_platform_cross "$platform")
-  if [ -z "$name" ]; then
-    platforms+=("amd64=$(binaries "${amd64[@]}")")
-  else
-    platforms+=("$platform=$(binaries "$cross/${name}_binaries" "$cross/${name}_binaries" \
-      "$cross/${name}_binaries")")
-  fi
+  platforms+=("$platform=$(ndr_platform_binaries "$bin" "$platform" "${programs[@]}")")
 done
 
 # The packages the link really used (the binaries' own record), held to the same rule: a library
 # linked from a package the list above missed is caught here.
 echo "==> checking that every linked Debian package is the newest apt knows"
-/usr/bin/python3 - "$(binaries "${amd64[@]}")" <<'PYTHON'
+/usr/bin/python3 - "$(ndr_platform_binaries "$bin" amd64 "${programs[@]}")" <<'PYTHON'
 import subprocess, sys
 sys.path.insert(0, "images")
 import sbom
