@@ -37,6 +37,23 @@ FIRST_SCREEN_LINKS = ("docs/compatibility.md", "docs/upgrading.md", "SECURITY.md
 HISTORY = re.compile(r"now fixed|was wrong|still not met|dropped|this session|the move\b|"
                      r"earlier commit|after release [0-9]|used to\b|until now|this commit", re.I)
 
+# Claims once made in these pages and found false, each with what is true: refused wherever they
+# come back (searched with line breaks read as spaces, outside CHANGELOG.md).
+FALSE_CLAIMS = [
+    (re.compile(r"(?:long-term support|LTS)[^.;]*\bamd64 and arm64 only", re.I),
+     "Debian 12's long-term support covers i386, amd64, arm64, armhf and ppc64el, not s390x (the "
+     "package source here serves its updates for amd64 and arm64 only)"),
+    (re.compile(r"for older Go releases, which refuse them"),
+     "the Go registrar takes --logging-format and --log-* from v2.11; say what each release does"),
+    (re.compile(r"\b7\.7 MB resident"),
+     "7.7 MB is the Go registrar's working set; ours is about 7.3 MB resident"),
+    (re.compile(r"three flags are ours alone"),
+     "the flags' underscore spellings are ours alone too"),
+    (re.compile(r"README's release section"), "the README has no release section: docs/release.md"),
+    (re.compile(r"kubelet code of its newest patch"),
+     "name the patch that was read (for 1.29, v1.29.6: the newest the module proxy serves here)"),
+]
+
 # [text](target) and [text]: target; an image's ![alt](target) alike.
 INLINE_LINK = re.compile(r"\]\(([^()\s]+(?:\([^()\s]*\))?)(?:\s+\"[^\"]*\")?\)")
 REFERENCE_LINK = re.compile(r"^\s*\[[^\]]+\]:\s+(\S+)", re.M)
@@ -151,6 +168,12 @@ def check(root):
             if m and f != "CHANGELOG.md":
                 problems.append(f"{f}:{number}: \"{m.group(0)}\" tells the project's history: say "
                                 "what is true now, and put what changed in CHANGELOG.md")
+        if f != "CHANGELOG.md":
+            flat = texts[f].replace("\n", " ")
+            for pattern, truth in FALSE_CLAIMS:
+                for m in pattern.finditer(flat):
+                    number = texts[f].count("\n", 0, m.start()) + 1
+                    problems.append(f"{f}:{number}: \"{m.group(0)}\" is not true: {truth}")
         prose = {number for number, _ in prose_lines(texts[f])}
         for number, line in enumerate(lines, 1):
             if number not in prose and BARE_BAZEL.match(line):
@@ -255,6 +278,10 @@ def self_test():
                               "tells the project's history"),
         "a release as a moment": ("SECURITY.md", "After release 1.1.0 the base is new.\n",
                                   "tells the project's history"),
+        "a false claim across lines": ("docs/guide.md", "Debian 12's long-term support publishes "
+                                       "updates for amd64 and\narm64 only.\n", "is not true"),
+        "a false claim in the README": ("README.md", "It is 7.7 MB resident.\n",
+                                        "7.3 MB resident"),
     }
     for what, (name, text, expected) in planted.items():
         files = dict(clean)
