@@ -14,6 +14,11 @@
                                                    plants each kind of problem in a scratch tree
                                                    and requires that it is found
 
+  - the README's status paragraph names every platform of the newest release (RELEASES' record, or
+    at the release's own commit its CHANGELOG.md entry's `Platforms:` line), and for each platform
+    an older release has and the newest lacks, that platform and the newest release that has it,
+    so that no reader takes a release for platforms it was not built for.
+
 CHANGELOG.md is history and is not checked. A version followed by "-dev" is a development build's
 (`1.2.0-dev+<commit>`), not a release, and is not checked either. Versions with a "v" in image tags
 are other projects' (the Go registrar's `csi-node-driver-registrar:v2.17.0`).
@@ -22,6 +27,10 @@ import os
 import re
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "version"))
+import releases  # noqa: E402
 
 V = r"(\d+\.\d+\.\d+(?:-rc\.\d+)?)"
 OURS = r"(?:csi-node-driver-registrar|sample-csi-driver|kubeletclient)"
@@ -70,6 +79,70 @@ def released(root):
     return sorted(versions, key=key)
 
 
+def platforms_of(root, versions):
+    """{version: (platform, ...)} for each released version whose platforms are said: RELEASES'
+    record, else its CHANGELOG.md entry's `Platforms:` line (the release's own commit)."""
+    said = {}
+    try:
+        for record in releases.read_records(os.path.join(root, "RELEASES")):
+            said[record.version] = record.platforms
+    except releases.ReleaseError:
+        pass  # version/releases.py check names what is wrong with the record
+    try:
+        with open(os.path.join(root, "CHANGELOG.md"), encoding="utf-8") as f:
+            changelog = f.read()
+    except OSError:
+        changelog = ""
+    for version in versions:
+        if version not in said:
+            listed = releases.platforms_in_changelog(changelog, version)
+            if listed:
+                said[version] = listed
+    return said
+
+
+def status_paragraph(root):
+    """(line, text) of the README's paragraph that starts with **Status**, or None."""
+    try:
+        with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    start = text.find("**Status**")
+    if start < 0:
+        return None
+    end = text.find("\n\n", start)
+    return text.count("\n", 0, start) + 1, text[start:end if end >= 0 else len(text)]
+
+
+def names_platform(text, platform):
+    return re.search(r"(?<![\w/])" + re.escape(platform) + r"(?![\w/])", text) is not None
+
+
+def check_status_platforms(root, versions):
+    """Problems with the platforms the README's status paragraph names for the releases."""
+    newest = versions[-1]
+    said = platforms_of(root, versions)
+    found = status_paragraph(root)
+    if found is None:
+        return []
+    line, text = found
+    where = f"README.md:{line}: the status"
+    if newest not in said:
+        return [f"{where}: release {newest}'s platforms are not said (RELEASES' fourth column, "
+                f"or a line 'Platforms: ...' in its CHANGELOG.md entry)"]
+    problems = [f"{where} does not name {p}, a platform of release {newest}"
+                for p in said[newest] if not names_platform(text, p)]
+    for platform in releases.PLATFORMS:
+        if platform in said[newest]:
+            continue
+        having = [v for v in versions[:-1] if platform in said.get(v, ())]
+        if having and not (names_platform(text, platform) and having[-1] in text):
+            problems.append(f"{where} should say that release {newest} has no {platform} images "
+                            f"and that {having[-1]} is the newest release with them")
+    return problems
+
+
 def files(root):
     for name in TOP_FILES:
         if os.path.isfile(os.path.join(root, name)):
@@ -105,7 +178,7 @@ def check(root):
                                     f"{', '.join(versions)})")
                 elif must_be_newest and not (newest == named or newest.startswith(named + ".")):
                     problems.append(f"{where} names {named}; the newest release is {newest}")
-    return problems
+    return problems + check_status_platforms(root, versions)
 
 
 def self_test():
@@ -117,11 +190,13 @@ def self_test():
             with open(full, "w", encoding="utf-8") as f:
                 f.write(text)
 
-        write("RELEASES", "# version commit date\n1.0.0 " + "a" * 40 + " 2000-01-01\n"
-              "1.1.0 " + "b" * 40 + " 2000-02-01\n")
+        write("RELEASES", "# version commit date platforms\n"
+              "1.0.0 " + "a" * 40 + " 2000-01-01 amd64,arm64,s390x\n"
+              "1.1.0 " + "b" * 40 + " 2000-02-01 amd64,arm64\n")
         write("VERSION", "1.2.0\n")
         write("CHANGELOG.md", "## 1.2.0 (unreleased)\n\n## 1.1.0 (2000-02-01)\n")
-        clean = ("**Status**: release 1.1 (see the CHANGELOG)\n"
+        clean = ("**Status**: release 1.1 (see the CHANGELOG), for amd64 and arm64; on s390x\n"
+                 "run 1.0.0.\n\n"
                  "image: registry.example.com/storage/csi-node-driver-registrar:1.1.0\n"
                  "- registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.17.0\n"
                  "bash images/release.sh 1.0.0 /tmp/release-1.0.0\n"
@@ -135,6 +210,10 @@ def self_test():
             failures.append(f"a clean tree: {check(root)}")
         for path, text, want in [
             ("README.md", "**Status**: release 1.0\n", "the newest release is 1.1.0"),
+            ("README.md", "**Status**: release 1.1, amd64; s390x: 1.0.0\n",
+             "does not name arm64, a platform of release 1.1.0"),
+            ("README.md", "**Status**: release 1.1, amd64 and arm64 (and s390x)\n",
+             "release 1.1.0 has no s390x images and that 1.0.0"),
             ("README.md", "image: x/kubeletclient:1.2.0\n", "1.2.0, which is not released"),
             ("docs/a.md", "image: x/sample-csi-driver:1.0.0\n", "the newest release is 1.1.0"),
             ("docs/examples/ci.yml", "uses x/kubeletclient:2.0.0 # ok\n", "2.0.0, which is not"),
@@ -157,8 +236,17 @@ def self_test():
         # The release's own commit: VERSION is dated in the CHANGELOG, and may be named.
         write("VERSION", "1.2.0\n")
         write("CHANGELOG.md", "## 1.2.0 (2000-03-01)\n\n## 1.1.0 (2000-02-01)\n")
-        write("README.md", "**Status**: release 1.2\nimage: x/kubeletclient:1.2.0\n")
+        write("README.md", "**Status**: release 1.2, amd64; s390x: 1.0.0\n\n"
+              "image: x/kubeletclient:1.2.0\n")
         write("docs/deploying.md", "resources: [https://host/deploy?ref=v1.2.0]\n")
+        if not any("release 1.2.0's platforms are not said" in p for p in check(root)):
+            failures.append(f"a release whose platforms are not said: {check(root)}")
+        write("CHANGELOG.md", "## 1.2.0 (2000-03-01)\n\nPlatforms: amd64 (Linux).\n\n"
+              "## 1.1.0 (2000-02-01)\n")
+        if not any("no arm64 images and that 1.1.0" in p for p in check(root)):
+            failures.append(f"a release that lacks the previous one's arm64: {check(root)}")
+        write("README.md", "**Status**: release 1.2, amd64; arm64: 1.1.0; s390x: 1.0.0\n\n"
+              "image: x/kubeletclient:1.2.0\n")
         if check(root):
             failures.append(f"a release's own commit naming it: {check(root)}")
     for failure in failures:
