@@ -5,7 +5,8 @@
     table, upgrading and rolling back, and how to report a vulnerability;
   - every page of docs/ has at most 300 lines (split a longer one by task), no table cell in the
     front door or docs/ runs past 400 characters (move the detail to prose), and neither tells
-    the project's history ("now fixed", "still not met", ...: that belongs in CHANGELOG.md);
+    the project's history ("now fixed", "still not met", ...: that belongs in CHANGELOG.md), and
+    none repeats a claim found false (FALSE_CLAIMS, each with what is true);
   - every relative link in the repository's Markdown files leads to a file or directory the
     repository has, and every #anchor to a heading of that file (GitHub's anchor rules);
   - every file under docs/ is reached from README.md, following links (docs/ holds documents
@@ -318,7 +319,7 @@ def main(argv):
             print("  " + p)
         return 1
     print("check_docs: PASS (README.md and its first screen, links and anchors, every page of docs/ "
-          "reached, page and cell lengths, no history)")
+          "reached, page and cell lengths, no history, no claim found false)")
     return 0
 
 

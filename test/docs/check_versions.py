@@ -6,18 +6,17 @@
     status line, `--version` output) is a release: one RELEASES records, or the version that
     VERSION holds when CHANGELOG.md dates it (the release's own commit);
   - the images and the kustomize refs they point at, and the README's status line, name the
-    newest release, so that nobody copies an older one.
+    newest release, so that nobody copies an older one;
+  - the README's status paragraph names every platform of the newest release (RELEASES' record, or
+    at the release's own commit its CHANGELOG.md entry's `Platforms:` line), and for each platform
+    an older release has and the newest lacks, that platform and the newest release that has it,
+    so that no reader takes a release for platforms it was not built for.
 
     python3 test/docs/check_versions.py [DIR]     checks DIR (default: this repository); prints
                                                    each problem and exits 1, or prints a PASS line
     python3 test/docs/check_versions.py --self-test
                                                    plants each kind of problem in a scratch tree
                                                    and requires that it is found
-
-  - the README's status paragraph names every platform of the newest release (RELEASES' record, or
-    at the release's own commit its CHANGELOG.md entry's `Platforms:` line), and for each platform
-    an older release has and the newest lacks, that platform and the newest release that has it,
-    so that no reader takes a release for platforms it was not built for.
 
 CHANGELOG.md is history and is not checked. A version followed by "-dev" is a development build's
 (`1.2.0-dev+<commit>`), not a release, and is not checked either. Versions with a "v" in image tags
@@ -268,7 +267,7 @@ def main(argv):
     if problems:
         return 1
     print(f"check_versions: PASS (every version of ours named is released; images, refs and the "
-          f"status name the newest, {released(root)[-1]})")
+          f"status name the newest, {released(root)[-1]}, and the status its platforms)")
     return 0
 
 
