@@ -146,6 +146,11 @@ def oci_platform(platform):
     return value
 
 
+def file_slug(platform):
+    """How a release's file names spell PLATFORM: linux-amd64, linux-armv7, ..."""
+    return "linux-" + platform.replace("/", "")
+
+
 def tarball(name, files, epoch):
     """A .tar.gz of `files` ({path: (mode, bytes)}) under the directory `name`."""
     return oci.gzip_bytes(oci.tar_bytes({f"{name}/{p}": v for p, v in files.items()}, epoch))
@@ -283,7 +288,7 @@ def assemble(args):
             manifests, attestations, vex_contents = [], [], []
             for platform in sorted(args.binaries):
                 paths, linked, packages = shipped[program, platform]
-                slug = "linux-" + platform.replace("/", "")
+                slug = file_slug(platform)
                 document = sbom.build(name, version, platform, paths, created, linked)
                 sbom_bytes = (json.dumps(document, indent=2) + "\n").encode()
                 notice_bytes = notices.notices(f"{program} {version} (linux/{platform})",

@@ -32,11 +32,12 @@ import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import assemble  # noqa: E402
 import sbom  # noqa: E402
 import vex  # noqa: E402
 
-SLUG_PLATFORM = {"linux-amd64": "amd64", "linux-arm64": "arm64", "linux-armv7": "arm/v7",
-                 "linux-ppc64le": "ppc64le", "linux-s390x": "s390x"}
+# The platform each release file name's slug stands for, as assemble.py names the files.
+SLUG_PLATFORM = {assemble.file_slug(p): p for p in assemble.PLATFORMS}
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 
