@@ -5,9 +5,9 @@
 #
 # VERSION defaults to the newest release RELEASES records; its commit is its tag's or, without a
 # tag, the record's, and its platforms are the record's (version/releases.py). --source-uri (or
-# $NDR_SOURCE_URI) is handed to release.sh: where the release's source is published. Needs root, Go (/usr/local/go) and the Go
-# module proxy (to build the tools once), and Debian's skopeo, containerd and runc (installed when
-# missing); not part of the test suite. In order:
+# $NDR_SOURCE_URI) is handed to release.sh: where the release's source is published. Needs root,
+# Go (/usr/local/go) and the Go module proxy (to build the tools once), and Debian's skopeo,
+# containerd and runc (installed when missing); not part of the test suite. In order:
 #
 #  1. images/release.sh VERSION, twice, in two new directories at two different times (each
 #     builds the commit in a clean clone with a clean output base): the same SHA256SUMS, byte for
