@@ -41,6 +41,12 @@ DEFINE_string(registration_retry_after, "3m",
               "Offer the registration socket again when kubelet has not confirmed it "
               "(NotifyRegistrationStatus) within this long, doubling up to 6m; 0 disables. Not a "
               "flag of the Go registrar.");
+DEFINE_string(registration_backoff_cap, "2m2s",
+              "After a refusal kubelet says goes away by itself, offer the registration socket "
+              "again no sooner than kubelet's own per-socket back-off would retry it, whose "
+              "longest wait this is (2m2s in kubelet v1.26 to v1.37); the first offer is spread "
+              "over up to this long. Lower it only in tests: a fleet of registrars would retry "
+              "faster than kubelet does. Not a flag of the Go registrar.");
 DEFINE_bool(release_startup_pages, true,
             "Accepted so that manifests of releases up to 1.0 keep working; has no effect. (It "
             "released the program's start-up pages, which lowered the resident size but not the "
@@ -84,7 +90,7 @@ int main(int argc, char** argv) {
         absl::StrCat("Usage of ", argv[0], ":"),
         {{"", {"automaxprocs", "connection_timeout", "csi_address", "enable_pprof", "health_port",
                "http_endpoint", "kubelet_registration_path", "mode", "plugin_registration_path",
-               "registration_retry_after", "release_startup_pages", "requires_publish_pod",
+               "registration_backoff_cap", "registration_retry_after", "release_startup_pages", "requires_publish_pod",
                "timeout", "version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
@@ -117,6 +123,7 @@ int main(int argc, char** argv) {
   flags.enable_pprof = FLAGS_enable_pprof;
   flags.requires_publish_pod = FLAGS_requires_publish_pod;
   flags.registration_retry_after = FLAGS_registration_retry_after;
+  flags.registration_backoff_cap = FLAGS_registration_backoff_cap;
   flags.automaxprocs = FLAGS_automaxprocs;
   absl::StatusOr<ndr::registrar::Options> options = ndr::registrar::ParseOptions(flags);
   if (!options.ok()) {

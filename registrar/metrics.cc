@@ -27,8 +27,6 @@ std::string RenderPrometheus(const Metrics& m) {
           "{reason=\"replaced_socket\"}", m.refusals_replaced_socket.load());
   Counter(&out, "csi_node_driver_registrar_registration_refusals_ignored_total", "",
           "{reason=\"socket_gone\"}", m.refusals_socket_gone.load(), false);
-  Counter(&out, "csi_node_driver_registrar_registration_refusals_ignored_total", "",
-          "{reason=\"after_reoffer\"}", m.refusals_after_reoffer.load(), false);
   Counter(&out, "csi_node_driver_registrar_registration_refusals_by_kind_total",
           "Refusals of the socket served, by what kubelet's reason says of a retry: transient "
           "ones (the API server or the driver not answering) are retried, permanent and unknown "
@@ -48,8 +46,9 @@ std::string RenderPrometheus(const Metrics& m) {
       "# TYPE csi_node_driver_registrar_registration_retrying gauge\n",
       "csi_node_driver_registrar_registration_retrying ", m.retrying.load(), "\n");
   Counter(&out, "csi_node_driver_registrar_registration_reoffers_total",
-          "Times the registration socket was offered again because kubelet had not confirmed it "
-          "within --registration-retry-after (doubling up to 5 minutes).",
+          "Times the registration socket was offered again: kubelet had not confirmed it within "
+          "--registration-retry-after (doubling up to 6 minutes), or after the wait that "
+          "follows a transient refusal.",
           "", m.reoffers.load());
   Counter(&out, "csi_node_driver_registrar_socket_recreations_total",
           "Registration sockets created again after being deleted or replaced.", "",

@@ -15,19 +15,20 @@ struct Metrics {
   // NotifyRegistrationStatus(plugin_registered=false) calls.
   std::atomic<uint64_t> refusals{0};
   // Refusals not taken as kubelet's verdict on the socket served (registration_watchdog.h), by
-  // why: the socket was since replaced, it was gone from its path, or it followed a re-offer.
+  // why: the socket was since replaced or withdrawn, or it was gone from its path.
   std::atomic<uint64_t> refusals_replaced_socket{0};
   std::atomic<uint64_t> refusals_socket_gone{0};
-  std::atomic<uint64_t> refusals_after_reoffer{0};
   // Refusals of the socket served, by what kubelet's reason says of a retry (kubelet_refusal.h):
   // transient ones are retried, the others end the registrar.
   std::atomic<uint64_t> refusals_transient{0};
   std::atomic<uint64_t> refusals_permanent{0};
   std::atomic<uint64_t> refusals_unknown{0};
-  // 1 while kubelet has confirmed the socket served; 1 while a transient refusal is retried.
+  // 1 while kubelet's last verdict on the socket served was yes; 1 while a transient refusal is
+  // retried (registration_lifecycle.h).
   std::atomic<int> registered{0};
   std::atomic<int> retrying{0};
-  // Times the watchdog offered the socket again because kubelet had not confirmed it.
+  // Times the socket was offered again: kubelet had not confirmed it, or after a transient
+  // refusal's wait.
   std::atomic<uint64_t> reoffers{0};
   // Registration sockets created again after being deleted or replaced.
   std::atomic<uint64_t> socket_recreations{0};

@@ -100,6 +100,15 @@ absl::StatusOr<Options> ParseOptions(const RawFlags& flags) {
   if (!retry_after.ok()) return retry_after.status();
   options.registration_retry_after = *retry_after;
 
+  absl::StatusOr<absl::Duration> backoff_cap =
+      ParseGoDuration(flags.registration_backoff_cap, "registration-backoff-cap");
+  if (!backoff_cap.ok()) return backoff_cap.status();
+  if (*backoff_cap < absl::Seconds(1)) {
+    return FlagError("registration-backoff-cap",
+                     "must be at least 1s; the default, 2m2s, is kubelet's own back-off cap");
+  }
+  options.registration_backoff_cap = *backoff_cap;
+
   if (!flags.http_endpoint.empty() && flags.health_port != 0) {
     return FlagError("health-port",
                      "may not be combined with --http-endpoint; use only --http-endpoint "

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "registrar/registration_lifecycle.h"
 #include "registrar/registration_watchdog.h"
 
 namespace ndr::registrar {
@@ -29,6 +30,7 @@ struct RawFlags {
   bool enable_pprof = false;
   bool requires_publish_pod = false;
   std::string registration_retry_after = "3m";  // ours; the Go registrar has no such flag
+  std::string registration_backoff_cap = "2m2s";  // ours
   bool automaxprocs = false;                    // Go's since v2.14
 };
 
@@ -58,6 +60,9 @@ struct Options {
   // before offering it again (doubling, up to 6 minutes); zero: never offer again
   // (--registration-retry-after; see registration_watchdog.h).
   absl::Duration registration_retry_after = kDefaultRegistrationRetryAfter;
+  // The cap of kubelet's per-socket retry back-off, which the re-offers after a transient refusal
+  // follow (--registration-backoff-cap; see registration_lifecycle.h). Shorter only in tests.
+  absl::Duration registration_backoff_cap = kKubeletBackoffCap;
   // --mode=kubelet-registration-probe: the deprecated probe mode, which only exits 0.
   bool registration_probe_mode = false;
   // --mode as given, when it is neither empty, registration nor the probe mode: the Go registrar

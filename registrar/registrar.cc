@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <random>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -66,7 +67,21 @@ void Registrar::GrpcLifetime::Release() {
   grpc_shutdown();
 }
 
-Registrar::Registrar(Options options) : options_(std::move(options)) {}
+namespace {
+
+// Seeded from the kernel, so that no two registrars of a fleet draw the same waits.
+uint64_t RandomSeed() {
+  absl::StatusOr<uint64_t> seed = registration_server_internal::KernelRandom();
+  return seed.ok() ? *seed : static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) ^ getpid();
+}
+
+}  // namespace
+
+Registrar::Registrar(Options options)
+    : options_(std::move(options)),
+      random_(RandomSeed()),
+      lifecycle_({options_.registration_retry_after, options_.registration_backoff_cap},
+                 [this] { return std::uniform_real_distribution<double>(0.0, 1.0)(random_); }) {}
 
 Registrar::~Registrar() {
   prober_.reset();
@@ -204,6 +219,7 @@ absl::Status Registrar::HandleSignal() {
                 << Kv("signal", info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
   prober_->Stop();
   StopServer();
+  lifecycle_.Stopped();
   return absl::OkStatus();
 }
 
@@ -240,25 +256,9 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
                   << Kv("driver", name);
     return Reconcile();
   }
-  absl::StatusOr<std::string> primary =
+  absl::StatusOr<std::string> path =
       RegistrationSocketPath(options_.plugin_registration_dir, name);
-  if (!primary.ok()) return primary.status();
-  // A socket of this driver under another of its names is a registrar's before this one (killed,
-  // or still running during a rolling update): serving at that path, kubelet replaces that
-  // registration in order (one path's operations never overlap: goroutinemap), where a second
-  // path would leave it to deregister the driver while this socket registers it.
-  int index = 0;
-  for (int i = 1; i < kRegistrationSocketNames && index == 0; ++i) {
-    absl::StatusOr<std::string> other = RegistrationSocketPathAt(*primary, i);
-    if (other.ok() && Inspect(*other, std::nullopt) == PathState::kSocket) index = i;
-  }
-  absl::StatusOr<std::string> path = RegistrationSocketPathAt(*primary, index);
   if (!path.ok()) return path.status();
-  if (index != 0) {
-    NDR_LOG(INFO) << "A registration socket of this driver is under another of its names; "
-                     "serving there"
-                  << Kv("path", *path) << Kv("firstName", *primary);
-  }
   RegistrationInfo info{name, options_.kubelet_registration_path, options_.requires_publish_pod};
   if (wanted_.has_value()) {
     NDR_LOG(INFO) << "CSI driver name changed: moving the registration socket"
@@ -269,19 +269,38 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   }
   StopServer();
   blocked_ = yielded_ = false;
-  unanswered_offers_ = 0;
-  EndTransientRetry();  // a new name gets kubelet's verdict afresh
   wanted_ = info;
   wanted_path_ = *path;
-  primary_path_ = *primary;
-  socket_index_ = index;
+  const bool removed = RemoveReleasedRotatedSockets(*path);
   // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
   // during a rolling update the newer registrar must win.
-  return StartServer(wanted_path_, info);
+  return Apply(lifecycle_.DriverNamed(removed));
 }
 
-absl::Status Registrar::StartServer(const std::string& path, const RegistrationInfo& info,
-                                    bool reoffer) {
+bool Registrar::RemoveReleasedRotatedSockets(const std::string& primary) {
+  bool removed = false;
+  for (int i = 1; i < kRegistrationSocketNames; ++i) {
+    absl::StatusOr<std::string> other = RegistrationSocketPathAt(primary, i);
+    if (!other.ok() || Inspect(*other, std::nullopt) != PathState::kSocket) continue;
+    absl::StatusOr<FileId> id = SocketId(*other);
+    if (!id.ok()) continue;
+    if (UnixSocketAnswers(*other)) {
+      NDR_LOG(WARNING) << "Another process serves this driver's registration under a name release "
+                          "1.2.0 used after an outage; kubelet refuses a second socket of the "
+                          "driver until that one goes (it is left alone)"
+                       << Kv("path", *other) << Kv("ours", primary);
+      continue;
+    }
+    // A registrar of release 1.2.0 killed there left it. kubelet holds the driver by that path
+    // until the socket is deleted (plugin_watcher.go handleDeleteEvent), and would refuse this
+    // one, or the Go registrar's after a rollback, as a second driver of the same name.
+    RemoveIfOurs(*other, *id);
+    removed = true;
+  }
+  return removed;
+}
+
+absl::Status Registrar::StartServer(const std::string& path, const RegistrationInfo& info) {
   const uint64_t generation = generation_ + 1;
   absl::StatusOr<std::unique_ptr<RegistrationServer>> server = RegistrationServer::Start(
       path, info, [this, generation](const Verdict& verdict) { OnNotify(generation, verdict); },
@@ -289,9 +308,6 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
   if (!server.ok()) return server.status();
   server_ = *std::move(server);
   generation_ = generation;
-  notified_ = false;
-  metrics_.registered = 0;
-  current_is_reoffer_ = reoffer;
   {
     std::lock_guard<std::mutex> lock(mu_);
     health_path_ = path;
@@ -300,55 +316,49 @@ absl::Status Registrar::StartServer(const std::string& path, const RegistrationI
   NDR_LOG(INFO) << "Registration socket serving" << Kv("path", path)
                 << Kv("driver", info.driver_name) << Kv("endpoint", info.endpoint)
                 << Kv("requiresPublishPod", info.requires_publish_pod);
-  ArmWatchdog();
-  return absl::OkStatus();
-}
-
-void Registrar::ArmWatchdog() {
-  SetTimer(notified_ || server_ == nullptr
-               ? absl::InfiniteDuration()
-               : RegistrationWait(options_.registration_retry_after, unanswered_offers_));
+  return Apply(lifecycle_.SocketServed(generation));
 }
 
 void Registrar::SetTimer(absl::Duration wait) {
-  watchdog_wait_ = wait;
   itimerspec spec{};  // all zero: disarmed
-  if (watchdog_wait_ != absl::InfiniteDuration()) {
-    spec.it_value = absl::ToTimespec(watchdog_wait_);
+  if (wait != absl::InfiniteDuration()) {
+    spec.it_value = absl::ToTimespec(wait);
     if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0) spec.it_value.tv_nsec = 1;
   }
   timerfd_settime(timer_fd_, 0, &spec, nullptr);
 }
 
-absl::Status Registrar::RetryAfterTransientRefusal(const KubeletRefusal& refusal,
-                                                   const std::string& error) {
-  ++metrics_.refusals_transient;
-  const absl::Duration wait = TransientRefusalWait(transient_refusals_);
-  ++transient_refusals_;
-  // The first refusal of a socket sets when it is offered again; a kubelet that retries by
-  // itself refuses it again meanwhile, and must not put that off.
-  const bool offer_due = retrying_;
-  retrying_ = true;
-  metrics_.retrying = 1;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    retrying_why_ = refusal.why;
+void Registrar::SyncState() {
+  metrics_.registered = lifecycle_.registered() ? 1 : 0;
+  metrics_.retrying = lifecycle_.retrying() ? 1 : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  retrying_why_ = lifecycle_.retrying() ? lifecycle_.retrying_why() : "";
+  withdrawn_ = lifecycle_.state() == RegistrationLifecycle::State::kBackingOff;
+}
+
+absl::Status Registrar::Apply(const RegistrationLifecycle::Decision& decision) {
+  if (decision.timer.has_value()) SetTimer(*decision.timer);
+  SyncState();
+  switch (decision.step) {
+    case RegistrationLifecycle::Step::kNothing:
+      return absl::OkStatus();
+    case RegistrationLifecycle::Step::kServe:
+      return Reconcile(/*lost=*/false);
+    case RegistrationLifecycle::Step::kRecreate:
+      return Reconcile();
+    case RegistrationLifecycle::Step::kReOffer:
+      return ReOffer();
+    case RegistrationLifecycle::Step::kWithdraw:
+      // While the socket is not there, no kubelet tries it; when it is back, every kubelet tries
+      // it at once (registration_lifecycle.h).
+      StopServer();
+      return absl::OkStatus();
+    case RegistrationLifecycle::Step::kExit:
+      prober_->Stop();
+      StopServer();
+      return absl::FailedPreconditionError(
+          absl::StrCat("kubelet refused to register the driver: ", decision.reason));
   }
-  // Kubelet v1.36 and later retry a failed registration themselves while the socket is there
-  // (operation_generator.go GenerateRegisterPluginFunc: RemovePlugin on failure, kubernetes
-  // #133335), with their own back-off; earlier ones never do until the socket is created anew
-  // (the plugin stays in their actual state), so it is offered again.
-  if (offer_due) {
-    NDR_LOG(WARNING) << "Kubelet could not complete the registration for now; serving on, and "
-                        "the socket is offered anew when already due"
-                     << Kv("why", refusal.why) << Kv("attempt", transient_refusals_) << Err(error);
-    return absl::OkStatus();
-  }
-  NDR_LOG(WARNING) << "Kubelet could not complete the registration for now; serving on, and "
-                      "the socket is offered anew after the wait"
-                   << Kv("why", refusal.why) << Kv("attempt", transient_refusals_)
-                   << Kv("retryIn", FormatGoDuration(wait)) << Err(error);
-  SetTimer(wait);
   return absl::OkStatus();
 }
 
@@ -357,55 +367,52 @@ absl::Status Registrar::HandleWatchdog() {
   if (read(timer_fd_, &expirations, sizeof(expirations)) != sizeof(expirations)) {
     return absl::OkStatus();  // Disarmed or re-armed since it fired.
   }
-  // Only the socket we serve, unconfirmed, is offered again; a path held by another file or
-  // process is Reconcile's business.
-  if (notified_ || server_ == nullptr || !wanted_.has_value()) return absl::OkStatus();
-  if (Inspect(wanted_path_, server_->id()) != PathState::kOurs) return Reconcile();
-  if (retrying_) {
-    retrying_ = false;  // until kubelet's next refusal, if any
-    // Kubelet v1.36 and later retry by themselves, and hold back each retry of one socket path
-    // longer (500 ms doubling to 2 min 2 s, pkg/util/goroutinemap with exponentialbackoff,
-    // identical v1.26.0 to v1.37.2): a new socket at that path does not shorten it, a new path
-    // is tried at once. Earlier ones keep the failed plugin in their actual state of world and
-    // deregister it when its socket goes: only the same path orders that before the new
-    // registration, so they get the same path (operation_generator.go GenerateRegisterPluginFunc,
-    // v1.35.4 and v1.36.0).
-    if (kubelet_retries_itself_) return OfferUnderNextName();
+  if (!wanted_.has_value()) return absl::OkStatus();
+  const RegistrationLifecycle::State state = lifecycle_.state();
+  if (state == RegistrationLifecycle::State::kBackingOff) {
     ++metrics_.reoffers;
     NDR_LOG(INFO) << "Offering the registration socket again after kubelet's transient refusal"
-                  << Kv("path", wanted_path_) << Kv("attempt", transient_refusals_ + 1);
-    return ReOffer();
+                  << Kv("path", wanted_path_)
+                  << Kv("attempt", lifecycle_.transient_refusals() + 1);
+    return Apply(lifecycle_.TimerFired());
   }
+  if (state != RegistrationLifecycle::State::kOffered) return absl::OkStatus();
+  // Only the socket we serve, unconfirmed, is offered again; a path held by another file or
+  // process is Reconcile's business.
+  if (server_ == nullptr) return absl::OkStatus();
+  if (Inspect(wanted_path_, server_->id()) != PathState::kOurs) return Reconcile();
   if (!server_->asked_for_info()) {
     // Not a slow kubelet: none has looked at this socket at all. Said once, until one does.
     if (metrics_.unwatched_registry.exchange(1) == 0) {
-      NDR_LOG(WARNING) << UnwatchedRegistryHint(options_.plugin_registration_dir, watchdog_wait_)
+      NDR_LOG(WARNING) << UnwatchedRegistryHint(options_.plugin_registration_dir,
+                                                RegistrationWait(options_.registration_retry_after,
+                                                                 lifecycle_.unanswered_offers()))
                        << Kv("path", wanted_path_);
     }
   } else {
     metrics_.unwatched_registry = 0;
   }
-  ++unanswered_offers_;
-  ++metrics_.reoffers;
+  const absl::Duration waited =
+      RegistrationWait(options_.registration_retry_after, lifecycle_.unanswered_offers());
   const absl::Duration next =
-      RegistrationWait(options_.registration_retry_after, unanswered_offers_);
+      RegistrationWait(options_.registration_retry_after, lifecycle_.unanswered_offers() + 1);
+  ++metrics_.reoffers;
   NDR_LOG(WARNING) << "Kubelet has not confirmed the registration (no NotifyRegistrationStatus) "
                       "within "
-                   << FormatGoDuration(watchdog_wait_)
+                   << FormatGoDuration(waited)
                    << "; offering the socket again, as a new socket at the same path, so that "
                       "kubelet's plugin watcher sees it anew (kubelets before v1.36 do not retry "
                       "a registration that blocked or failed without a verdict)"
-                << Kv("path", wanted_path_) << Kv("offer", unanswered_offers_ + 1)
-                << Kv("nextWait", FormatGoDuration(next));
-  return ReOffer();
+                   << Kv("path", wanted_path_) << Kv("offer", lifecycle_.unanswered_offers() + 2)
+                   << Kv("nextWait", FormatGoDuration(next));
+  return Apply(lifecycle_.TimerFired());
 }
 
 absl::Status Registrar::ReOffer() {
-  // The old socket goes first, then a new one is served at wanted_path_ (the same path, or the
-  // driver's next socket name): kubelet sees the plugin removed and added, and drops whatever it
-  // held for the old one.
+  // The old socket goes first, then a new one is served at the same path: kubelet sees the plugin
+  // removed and added, and drops whatever it held for the old one.
   StopServer();
-  absl::Status status = StartServer(wanted_path_, *wanted_, /*reoffer=*/true);
+  absl::Status status = StartServer(wanted_path_, *wanted_);
   if (absl::IsFailedPrecondition(status)) {
     // A non-socket appeared in the moment between; wait for it to go away, as Reconcile does.
     NDR_LOG(ERROR) << status.message();
@@ -415,73 +422,21 @@ absl::Status Registrar::ReOffer() {
   return status;
 }
 
-absl::Status Registrar::OfferUnderNextName() {
-  // Kubelet must never hold registrations of both paths: one under way now would end in the old
-  // path's registration, which kubelet then deregisters, driver and all, once that path is gone.
-  if (!server_->CloseUnlessHandshakeUnderWay(kKubeletLongestRegistration)) {
-    retrying_ = true;
-    const absl::Duration wait = TransientRefusalWait(transient_refusals_);
-    NDR_LOG(INFO) << "Kubelet is registering the socket right now; its verdict decides what "
-                     "comes next"
-                  << Kv("path", wanted_path_) << Kv("checkAgainIn", FormatGoDuration(wait));
-    SetTimer(wait);
-    return absl::OkStatus();
-  }
-  for (int step = 1; step < kRegistrationSocketNames; ++step) {
-    const int index = (socket_index_ + step) % kRegistrationSocketNames;
-    absl::StatusOr<std::string> path = RegistrationSocketPathAt(primary_path_, index);
-    if (!path.ok()) continue;  // too long for a unix socket: this name is never used
-    const PathState state = Inspect(*path, std::nullopt);
-    // Another process's file, or its live socket, keeps its name; a stale socket is replaced.
-    if (state == PathState::kNotASocket ||
-        (state == PathState::kSocket && UnixSocketAnswers(*path))) {
-      continue;
-    }
-    ++metrics_.reoffers;
-    NDR_LOG(INFO) << "Offering the registration socket under the driver's next socket name: "
-                     "kubelet retries by itself and holds back each retry of the same path "
-                     "longer, a new path it tries at once"
-                  << Kv("from", wanted_path_) << Kv("path", *path)
-                  << Kv("attempt", transient_refusals_ + 1);
-    // ReOffer removes the socket served, at its own path, and serves at wanted_path_.
-    wanted_path_ = *path;
-    socket_index_ = index;
-    return ReOffer();
-  }
-  ++metrics_.reoffers;
-  NDR_LOG(WARNING) << "Every other socket name of the driver is taken; offering the socket again "
-                      "at the same path"
-                   << Kv("path", wanted_path_);
-  return ReOffer();
-}
-
-void Registrar::EndTransientRetry() {
-  self_retry_window_end_ = absl::InfinitePast();
-  kubelet_retries_itself_ = false;
-  transient_refusals_ = 0;
-  retrying_ = false;
-  metrics_.retrying = 0;
-  std::lock_guard<std::mutex> lock(mu_);
-  retrying_why_.clear();
-}
-
 absl::Status Registrar::HandleNotice(const Notice& notice) {
   const Verdict& verdict = notice.verdict;
   if (verdict.registered) {
-    if (notice.generation != generation_) {
+    if (notice.generation != generation_ || !lifecycle_.wants_socket()) {
       NDR_VLOG(2) << "Registration confirmed for a socket since replaced; the new one waits for "
                      "its own"
                   << Kv("path", wanted_path_);
       return absl::OkStatus();
     }
-    notified_ = true;
-    unanswered_offers_ = 0;
-    EndTransientRetry();
-    metrics_.registered = 1;
-    grpc_.Release();  // start-up is over: gRPC runs while there are connections, no longer
-    metrics_.unwatched_registry = 0;
-    metrics_.driver_unreachable = 0;
-    ArmWatchdog();  // disarms it: a confirmed registration is never disturbed
+    if (absl::Status s = Apply(lifecycle_.Confirmed(notice.generation)); !s.ok()) return s;
+    if (lifecycle_.registered()) {
+      grpc_.Release();  // start-up is over: gRPC runs while there are connections, no longer
+      metrics_.unwatched_registry = 0;
+      metrics_.driver_unreachable = 0;
+    }
     return absl::OkStatus();
   }
   // Kubelet's reason, by what it says of a retry (kubelet_refusal.h).
@@ -495,81 +450,66 @@ absl::Status Registrar::HandleNotice(const Notice& notice) {
     NDR_LOG(WARNING) << UnreachableDriverHint(*unreachable, options_.kubelet_registration_path,
                                               options_.csi_socket_path, wanted_->driver_name);
   }
-  const bool path_still_ours =
+  RegistrationLifecycle::Refusal event;
+  event.generation = notice.generation;
+  event.after_get_info = verdict.after_get_info;
+  event.path_still_ours =
       server_ != nullptr && Inspect(wanted_path_, server_->id()) == PathState::kOurs;
-  const RefusalVerdict structural = ClassifyRefusal(
-      {notice.generation, generation_, verdict.after_get_info, path_still_ours,
-       current_is_reoffer_});
-  // Kubelet's verdict on the socket served now: what its reason says of a retry decides.
-  if ((structural == RefusalVerdict::kFatal || structural == RefusalVerdict::kAfterReOffer) &&
-      refusal.kind == RefusalKind::kTransient) {
-    // A second handshake on one socket after its registration failed is kubelet retrying by
-    // itself: kubelets before v1.36 never do that without a new socket. A kubelet that restarted
-    // does too (it lists the directory), so it counts only soon after the first refusal, when a
-    // kubelet that retries by itself does (kSelfRetryWindow); later, the way is settled.
-    const absl::Time now = absl::Now();
-    if (transient_refusals_ == 0) self_retry_window_end_ = now + kSelfRetryWindow;
-    if (verdict.handshakes >= 2 && now <= self_retry_window_end_ &&
-        absl::StrContains(verdict.error, "plugin registration failed with err:")) {
-      if (!kubelet_retries_itself_) {
-        NDR_LOG(INFO) << "Kubelet tried the refused socket again by itself (v1.36 and later): "
-                         "offers move to the driver's next socket name until it confirms"
-                      << Kv("path", wanted_path_);
-      }
-      kubelet_retries_itself_ = true;
-    }
-    return RetryAfterTransientRefusal(refusal, verdict.error);
-  }
-  switch (structural) {
-    case RefusalVerdict::kFatal:
+  event.kubelet = refusal;
+  event.error = verdict.error;
+  RegistrationLifecycle::RefusalOutcome outcome;
+  const RegistrationLifecycle::Decision decision =
+      lifecycle_.Refused(event, absl::Now(), &outcome);
+  switch (outcome) {
+    case RegistrationLifecycle::RefusalOutcome::kRetried:
+      ++metrics_.refusals_transient;
+      NDR_LOG(WARNING) << "Kubelet could not complete the registration for now; the socket is "
+                          "withdrawn and offered anew after the wait, no sooner than kubelet's "
+                          "own back-off would retry it"
+                       << Kv("why", lifecycle_.retrying_why())
+                       << Kv("attempt", lifecycle_.transient_refusals())
+                       << Kv("handshakes", verdict.handshakes)
+                       << Kv("retryIn", FormatGoDuration(absl::Trunc(
+                                            lifecycle_.timer_wait(), absl::Milliseconds(1))))
+                       << Err(verdict.error);
+      break;
+    case RegistrationLifecycle::RefusalOutcome::kEnded:
       // As the Go registrar does for every refusal (main.go, NotifyRegistrationStatus): a reason
       // no retry removes, or one kubelet does not give, ends it with that reason. An unknown one
       // is not retried: a pod that restarts shows the problem, one that keeps retrying hides it.
-      if (refusal.kind == RefusalKind::kPermanent) {
-        ++metrics_.refusals_permanent;
-      } else {
+      if (refusal.kind == RefusalKind::kUnknown) {
         ++metrics_.refusals_unknown;
+      } else {
+        ++metrics_.refusals_permanent;
       }
       NDR_LOG(ERROR) << "Kubelet refused the registration" << Kv("registered", false)
                      << Kv("refusal", RefusalKindName(refusal.kind)) << Kv("why", refusal.why)
                      << Err(verdict.error);
-      prober_->Stop();
-      StopServer();
-      return absl::FailedPreconditionError(
-          absl::StrCat("kubelet refused to register the driver: ", verdict.error));
-    case RefusalVerdict::kReplacedSocket:
+      break;
+    case RegistrationLifecycle::RefusalOutcome::kReplacedSocket:
       ++metrics_.refusals_replaced_socket;
-      NDR_LOG(WARNING) << "Kubelet refused a registration socket that has since been replaced; "
-                          "not its verdict on the socket served now, which gets its own"
+      NDR_LOG(WARNING) << "Kubelet refused a registration socket that has since been replaced or "
+                          "withdrawn; not its verdict on the socket served now"
                        << Kv("path", wanted_path_)
-                       << Kv("cameOn", notice.generation != generation_
+                       << Kv("cameOn", notice.generation != generation_ || !lifecycle_.wants_socket()
                                            ? "the old socket"
                                            : "the new socket, which kubelet never asked for its "
                                              "info: a connection to the old one, re-dialled")
                        << Err(verdict.error);
-      return absl::OkStatus();
-    case RefusalVerdict::kSocketGone:
+      break;
+    case RegistrationLifecycle::RefusalOutcome::kSocketGone:
       ++metrics_.refusals_socket_gone;
       NDR_LOG(WARNING) << "Kubelet refused the registration socket, which is no longer at its "
                           "path (kubelet may have failed to reach it there); creating it again"
                        << Kv("path", wanted_path_) << Err(verdict.error);
-      return Reconcile();
-    case RefusalVerdict::kAfterReOffer:
-      ++metrics_.refusals_after_reoffer;
-      NDR_LOG(WARNING) << "Kubelet refused the socket offered again; it may still hold the "
-                          "registration of the previous one, and refuses a second driver of "
-                          "the same name and version (csi_plugin.go, validateVersions). "
-                          "Offering it again after the wait"
-                       << Kv("path", wanted_path_) << Kv("nextWait",
-                                                          FormatGoDuration(watchdog_wait_))
-                       << Err(verdict.error);
-      return absl::OkStatus();  // the watchdog is still armed for this socket
+      break;
   }
-  return absl::OkStatus();
+  return Apply(decision);
 }
 
-absl::Status Registrar::Reconcile() {
-  if (!wanted_.has_value()) return absl::OkStatus();
+absl::Status Registrar::Reconcile(bool lost) {
+  // Withdrawn after a transient refusal (the timer serves it again), or ended.
+  if (!wanted_.has_value() || !lifecycle_.wants_socket()) return absl::OkStatus();
   const std::optional<FileId> ours =
       server_ != nullptr ? std::optional<FileId>(server_->id()) : std::nullopt;
   switch (Inspect(wanted_path_, ours)) {
@@ -583,6 +523,7 @@ absl::Status Registrar::Reconcile() {
                        << Kv("path", wanted_path_);
         server_.reset();
         blocked_ = true;
+        return Apply(lifecycle_.SocketLost());
       }
       return absl::OkStatus();
     case PathState::kSocket:
@@ -593,21 +534,27 @@ absl::Status Registrar::Reconcile() {
                            << Kv("path", wanted_path_);
           server_.reset();
           yielded_ = true;
+          return Apply(lifecycle_.SocketLost());
         }
         return absl::OkStatus();
       }
-      NDR_LOG(INFO) << "Registration socket was replaced by a stale socket; creating ours again"
-                    << Kv("path", wanted_path_);
+      if (lost) {
+        NDR_LOG(INFO) << "Registration socket was replaced by a stale socket; creating ours again"
+                      << Kv("path", wanted_path_);
+      }
       break;
     case PathState::kMissing:
-      NDR_LOG(INFO) << "Registration socket was deleted; creating it again"
-                    << Kv("path", wanted_path_);
+      if (lost) {
+        NDR_LOG(INFO) << "Registration socket was deleted; creating it again"
+                      << Kv("path", wanted_path_);
+      }
       break;
   }
+  lost = lost || blocked_ || yielded_;
   server_.reset();
   blocked_ = yielded_ = false;
   absl::Status status = StartServer(wanted_path_, *wanted_);
-  if (status.ok()) ++metrics_.socket_recreations;
+  if (status.ok() && lost) ++metrics_.socket_recreations;
   if (absl::IsFailedPrecondition(status)) {
     // A non-socket appeared between our check and the rename; wait for it to go away.
     NDR_LOG(ERROR) << status.message();
@@ -685,13 +632,18 @@ void Registrar::OnNotify(uint64_t generation, const Verdict& verdict) {
 HttpResponse Registrar::HandleHttp(const std::string& path) {
   if (path == "/healthz") {
     std::string socket_path, name, retrying_why;
+    bool withdrawn;
     {
       std::lock_guard<std::mutex> lock(mu_);
       socket_path = health_path_;
       name = health_name_;
       retrying_why = retrying_why_;
+      withdrawn = withdrawn_;
     }
-    HttpResponse response = CheckHealth(socket_path, name, options_.timeout);
+    // While the socket is withdrawn after a transient refusal there is nothing to ask: healthy,
+    // and it says why (below).
+    HttpResponse response = withdrawn ? HttpResponse{200, "ok"}
+                                      : CheckHealth(socket_path, name, options_.timeout);
     // Healthy all the same: a liveness probe must not turn a refusal that goes away by itself
     // into a restart. It says so.
     if (response.code == 200 && !retrying_why.empty()) {

@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@
 #include "registrar/kubelet_refusal.h"
 #include "registrar/metrics.h"
 #include "registrar/options.h"
+#include "registrar/registration_lifecycle.h"
 #include "registrar/registration_server.h"
 
 namespace ndr::registrar {
@@ -85,27 +87,22 @@ class Registrar {
   absl::Status HandleWakeup();
   absl::Status HandleNotice(const Notice& notice);
   absl::Status HandleWatchdog();
-  // Arms the watchdog for the socket just offered (or disarms it: watchdog off, or notified).
-  void ArmWatchdog();
-  // Sets the watchdog's timer to fire after `wait` (InfiniteDuration: disarmed).
+  // Does what the lifecycle decided: serve, re-offer, withdraw, exit; arms the timer.
+  absl::Status Apply(const RegistrationLifecycle::Decision& decision);
+  // The metrics' gauges and /healthz's state, from the lifecycle's.
+  void SyncState();
+  // Sets the timer to fire after `wait` (InfiniteDuration: disarmed).
   void SetTimer(absl::Duration wait);
-  // Keeps serving after a refusal whose reason goes away by itself, and offers the socket again
-  // after a back-off (TransientRefusalWait).
-  absl::Status RetryAfterTransientRefusal(const KubeletRefusal& refusal, const std::string& error);
-  // Ends that: kubelet confirmed, or the driver's name changed.
-  void EndTransientRetry();
   // Replaces the socket served with a new one at the same path, for kubelet to see anew.
   absl::Status ReOffer();
-  // Replaces it with a new one under the driver's next socket name (reg_socket.h), unless kubelet
-  // is registering it right now: a kubelet that retries failed registrations by itself holds
-  // each one back by its socket's path, up to 2 min 2 s, and tries a new path at once.
-  absl::Status OfferUnderNextName();
   absl::Status HandleDriverName(const std::string& name);
-  // Makes the registration socket path hold our socket again if it was deleted or replaced.
-  absl::Status Reconcile();
-  // `reoffer`: the watchdog offers the socket again (see registration_watchdog.h).
-  absl::Status StartServer(const std::string& path, const RegistrationInfo& info,
-                           bool reoffer = false);
+  // Removes the stale sockets of this driver under the later names release 1.2.0 used after an
+  // outage (reg_socket.h); whether it removed one.
+  bool RemoveReleasedRotatedSockets(const std::string& primary);
+  // Makes the registration socket path hold our socket if it does not: `lost` when it was
+  // deleted or replaced (logged, counted as a recreation), not when the lifecycle serves it anew.
+  absl::Status Reconcile(bool lost = true);
+  absl::Status StartServer(const std::string& path, const RegistrationInfo& info);
   void StopServer();
   void OnNotify(uint64_t generation, const Verdict& verdict);
   HttpResponse HandleHttp(const std::string& path);
@@ -137,25 +134,14 @@ class Registrar {
 
   // Main-thread state.
   std::optional<RegistrationInfo> wanted_;  // what the socket should serve, once the name is known
-  std::string wanted_path_;
-  std::string primary_path_;  // the socket's path under its first name, <name>-reg.sock
-  int socket_index_ = 0;      // which of the driver's socket names wanted_path_ is
-  std::unique_ptr<RegistrationServer> server_;  // null while another file holds the path
+  std::string wanted_path_;                 // <dir>/<name>-reg.sock
+  std::unique_ptr<RegistrationServer> server_;  // null while withdrawn, or another file holds the path
   bool blocked_ = false;  // a file that is not a socket holds the path
   bool yielded_ = false;  // another process's live socket holds the path
-  // The watchdog's state, about the socket served now (server_).
-  uint64_t generation_ = 0;      // each socket created gets the next one
-  bool notified_ = false;        // kubelet confirmed it (registered=true)
-  bool current_is_reoffer_ = false;
-  int unanswered_offers_ = 0;    // offers since the last confirmation, for the backoff
-  int transient_refusals_ = 0;   // in a row since the last confirmation, for their back-off
-  bool retrying_ = false;        // the armed timer re-offers after a transient refusal
-  // Kubelet tried a refused socket again by itself within kSelfRetryWindow of the first transient
-  // refusal since the last confirmation: it retries by itself (v1.36 and later), so offers move
-  // to the next socket name until the next confirmation.
-  absl::Time self_retry_window_end_ = absl::InfinitePast();
-  bool kubelet_retries_itself_ = false;
-  absl::Duration watchdog_wait_ = absl::InfiniteDuration();  // what the armed timer waits
+  uint64_t generation_ = 0;  // each socket created gets the next one
+  std::mt19937_64 random_;   // the waits' jitter
+  // The registration's states and the events that move them (registration_lifecycle.h).
+  RegistrationLifecycle lifecycle_;
 
   // Shared with gRPC and HTTP threads.
   std::mutex mu_;
@@ -163,6 +149,7 @@ class Registrar {
   std::string health_path_ ABSL_GUARDED_BY(mu_);
   std::string health_name_ ABSL_GUARDED_BY(mu_);
   std::string retrying_why_ ABSL_GUARDED_BY(mu_);  // for /healthz; empty unless retrying
+  bool withdrawn_ ABSL_GUARDED_BY(mu_) = false;     // the socket is withdrawn, backing off
 };
 
 }  // namespace ndr::registrar

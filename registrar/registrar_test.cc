@@ -105,13 +105,14 @@ class KubeletConnection {
     pluginregistration::PluginInfo info;
     return stub_->GetInfo(&context, {}, &info);
   }
-  grpc::Status Notify(bool registered) {
+  grpc::Status Notify(bool registered,
+                      const std::string& error = "RegisterPlugin error -- test refuses") {
     grpc::ClientContext context;
     context.set_deadline(RpcDeadline());
     context.set_wait_for_ready(true);
     pluginregistration::RegistrationStatus status;
     status.set_plugin_registered(registered);
-    if (!registered) status.set_error("RegisterPlugin error -- test refuses");
+    if (!registered) status.set_error(error);
     pluginregistration::RegistrationStatusResponse response;
     return stub_->NotifyRegistrationStatus(&context, status, &response);
   }
@@ -134,6 +135,7 @@ class RegistrarStepTest : public ::testing::Test {
     options.plugin_registration_dir = dir_.Join("reg");
     options.timeout = kPatience;
     options.registration_retry_after = retry_after;
+    options.registration_backoff_cap = absl::Milliseconds(200);  // the test's own pace
     return options;
   }
 
@@ -222,8 +224,9 @@ TEST_F(RegistrarStepTest, RefusalRedialledToTheNewSocketIsNotFatal) {
 
 // The watchdog offers an unconfirmed socket again; kubelet may refuse the new one while it still
 // holds the old registration (csi_plugin.go validateVersions: same name, not a higher version).
-// That refusal is not final: the registrar offers again, and stops once kubelet confirms.
-TEST_F(RegistrarStepTest, RefusalOfAReofferIsTransient) {
+// That one refusal is retried as a transient one: the socket is withdrawn and offered again after
+// the back-off. Any other permanent reason after a re-offer ends the registrar.
+TEST_F(RegistrarStepTest, TheSameNameRefusedAfterAReofferIsRetriedAnyOtherEndsIt) {
   Registrar registrar(MakeOptions(absl::Milliseconds(1)));
   ASSERT_THAT(registrar.Start(), IsOk());
   DirectoryEvents events(dir_.Join("reg"));
@@ -239,21 +242,41 @@ TEST_F(RegistrarStepTest, RefusalOfAReofferIsTransient) {
   EXPECT_EQ(events.RemovedAndAdded(name), std::make_pair(1, 1));
   EXPECT_EQ(registrar.metrics().socket_recreations.load(), 0u) << "a re-offer is no recreation";
 
-  // Kubelet refuses the re-offered socket.
+  // Kubelet refuses the re-offered socket: it still holds the one before.
   KubeletConnection connection(socket_);
   ASSERT_TRUE(connection.GetInfo().ok());
-  ASSERT_TRUE(connection.Notify(false).ok());
+  ASSERT_TRUE(connection.Notify(false,
+                                "RegisterPlugin error -- plugin validation failed with err: "
+                                "Another driver with the same name is already registered with a "
+                                "higher supported version: \"1.0.0\"")
+                  .ok());
   ASSERT_TRUE(StepUntil(registrar, [&] {
-    return registrar.metrics().refusals_after_reoffer.load() == 1;
+    return registrar.metrics().refusals_transient.load() == 1 && !IsSocket(socket_);
   })) << status_;
-  // ... and the registrar offers once more, after the (doubled) wait.
+  EXPECT_EQ(registrar.metrics().retrying.load(), 1);
+  // ... and offers once more, after the back-off.
   const uint64_t offers = registrar.metrics().reoffers.load();
-  ASSERT_TRUE(StepUntil(registrar, [&] { return registrar.metrics().reoffers.load() > offers; }))
-      << status_;
-  EXPECT_TRUE(IsSocket(socket_));
+  ASSERT_TRUE(StepUntil(registrar, [&] {
+    return registrar.metrics().reoffers.load() > offers && IsSocket(socket_);
+  })) << status_;
   const std::pair<int, int> changes = events.RemovedAndAdded(name);
   EXPECT_GE(changes.first, 1);
   EXPECT_EQ(changes.first, changes.second);
+
+  // A reason no retry changes, after all those re-offers: the end, with kubelet's reason.
+  KubeletConnection again(socket_);
+  ASSERT_TRUE(again.GetInfo().ok());
+  ASSERT_TRUE(again.Notify(false,
+                           "RegisterPlugin error -- plugin registration failed with err: error "
+                           "adding CSI driver node info: driverNodeID must not be empty")
+                  .ok());
+  EXPECT_FALSE(StepUntil(registrar, [] { return false; }));
+  EXPECT_THAT(status_, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                "kubelet refused to register the driver: RegisterPlugin error -- "
+                                "plugin registration failed with err: error adding CSI driver "
+                                "node info: driverNodeID must not be empty"));
+  EXPECT_EQ(registrar.metrics().refusals_permanent.load(), 1u);
+  EXPECT_FALSE(IsSocket(socket_));
 }
 
 }  // namespace

@@ -78,11 +78,6 @@ class RegistrationServer {
   const RegistrationInfo& info() const { return info_; }
   // Whether kubelet has called GetInfo on this socket (the health check's does not count).
   bool asked_for_info() const { return registration_.asked_for_info(); }
-  // RegistrationService::CloseUnlessHandshakeUnderWay: before this socket is replaced by one at
-  // another path, so that kubelet never holds a registration of both.
-  bool CloseUnlessHandshakeUnderWay(absl::Duration abandoned_after) {
-    return registration_.CloseUnlessHandshakeUnderWay(abandoned_after);
-  }
   // Whether a gRPC server runs for this socket now (a connection is open, or closed less than
   // `idle_stop` ago).
   bool grpc_running() const { return grpc_running_.load(); }

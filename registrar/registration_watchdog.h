@@ -31,8 +31,9 @@
 // flight (operations on one socket path never overlap: pkg/util/goroutinemap) and then its own
 // (about 4 min 40 s).
 //
-// A refusal (registered=false) still ends the registrar (exit 1), unless it cannot be kubelet's
-// verdict on the socket the registrar serves now:
+// What a refusal (registered=false) does is the registration lifecycle's to decide
+// (registration_lifecycle.h). One that cannot be kubelet's verdict on the socket the registrar
+// serves now is not taken as one:
 //  - it came for a socket the registrar has since replaced (deleted and created again, or
 //    offered again): the new socket gets its own verdict. Either it arrived on the old socket's
 //    server, or on the new one's without the GetInfo that starts every kubelet handshake:
@@ -40,10 +41,7 @@
 //    path when the socket behind it was replaced (pkg/kubelet/pluginmanager/operationexecutor,
 //    GenerateRegisterPluginFunc: dial, GetInfo, ..., NotifyRegistrationStatus on the same client);
 //  - the socket it came for is no longer at the path (someone deleted it, and kubelet failed to
-//    reach it again while registering): the registrar creates it again;
-//  - it follows the registrar's own re-offer: kubelet refuses a second registration of the same
-//    driver name and version while the first is still registered (csi_plugin.go
-//    validateVersions), which it may be until it has seen the old socket go; offered again later.
+//    reach it again while registering): the registrar creates it again.
 // Pure functions; thread-safe.
 #ifndef NDR_REGISTRAR_REGISTRATION_WATCHDOG_H_
 #define NDR_REGISTRAR_REGISTRATION_WATCHDOG_H_
@@ -65,45 +63,6 @@ inline constexpr absl::Duration kMaxRegistrationRetryWait = absl::Minutes(6);
 // unanswered before it (0 for the first): `retry_after` doubled each time, up to 6 minutes (or
 // `retry_after`, if that is longer). Zero `retry_after`: the watchdog is off (InfiniteDuration).
 absl::Duration RegistrationWait(absl::Duration retry_after, int offers);
-
-// How long the first refusal of a socket, for a reason that goes away by itself, waits for kubelet
-// to try the same socket again by itself: kubelet v1.36 and later do, after a back-off of 500 ms
-// on a path that had not failed before, at their reconciler's next pass (once a second), so within
-// 1.5 s of the refusal (pkg/kubelet/pluginmanager: plugin_manager.go loopSleepDuration,
-// goroutinemap initialDurationBeforeRetry). Earlier ones never do (registrar.h).
-inline constexpr absl::Duration kSelfRetryWindow = absl::Seconds(3);
-
-// How long to wait before offering the socket again after kubelet refused it for a reason that
-// goes away by itself (kubelet_refusal.h), when `refusals` such refusals came before it since
-// the last confirmation: kSelfRetryWindow for the first, then 4 s, then 8 s each time, so that a
-// registrar is registered again within seconds of the API server's return, at one offer every
-// 8 s while it is away.
-absl::Duration TransientRefusalWait(int refusals);
-
-// What a NotifyRegistrationStatus(registered=false) means.
-enum class RefusalVerdict {
-  kFatal,            // kubelet refuses the socket the registrar serves: exit 1, as always
-  kReplacedSocket,   // it came for a socket since replaced: ignore it
-  kSocketGone,       // the socket it came for is gone from the path: create it again
-  kAfterReOffer,     // it follows our own re-offer: offer again after the wait
-};
-
-// What is known about a refusal and the socket served when it is handled.
-struct RefusalContext {
-  // The socket the refusal came on (each socket the registrar creates gets the next
-  // generation), and the one it serves now.
-  uint64_t notice_generation = 0;
-  uint64_t current_generation = 0;
-  // The socket it came on had answered kubelet's GetInfo before (services.h, Verdict).
-  bool after_get_info = true;
-  // The registration path still holds the socket served now.
-  bool path_still_ours = true;
-  // The socket served now was created by the watchdog's re-offer, not at start or because the
-  // old one was deleted.
-  bool current_is_reoffer = false;
-};
-
-RefusalVerdict ClassifyRefusal(const RefusalContext& refusal);
 
 }  // namespace ndr::registrar
 

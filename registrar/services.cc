@@ -1,6 +1,5 @@
 #include "registrar/services.h"
 
-#include "absl/time/clock.h"
 #include "logging/logging.h"
 
 namespace ndr::registrar {
@@ -10,14 +9,7 @@ grpc::Status RegistrationService::GetInfo(grpc::ServerContext* context,
                                           pluginregistration::PluginInfo* response) {
   NDR_VLOG(4) << "GetInfo from " << context->peer();
   if (context->client_metadata().count(kHealthCheckMetadata) == 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "this registration socket is being replaced by a new one of the same "
-                          "driver; register that one");
-    }
     ++handshakes_;
-    under_way_since_ = absl::Now();
     asked_for_info_ = true;
   }
   response->set_type("CSIPlugin");
@@ -41,22 +33,10 @@ grpc::Status RegistrationService::NotifyRegistrationStatus(
                         "plugin_registered is false but error is empty: kubelet always gives "
                         "the reason for a refusal");
   }
-  int handshakes;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    handshakes = handshakes_;
-    under_way_since_ = absl::InfinitePast();
-  }
+  const int handshakes = handshakes_.exchange(0);
   notify_(Verdict{request->plugin_registered(), request->error(), asked_for_info_.load(),
                   handshakes});
   return grpc::Status::OK;
-}
-
-bool RegistrationService::CloseUnlessHandshakeUnderWay(absl::Duration abandoned_after) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Now() - under_way_since_ < abandoned_after) return false;
-  closed_ = true;
-  return true;
 }
 
 grpc::Status CSIRegistrationService::GetCSIDriverInfo(grpc::ServerContext* context,

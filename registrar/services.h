@@ -9,10 +9,8 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <string>
 
-#include "absl/time/time.h"
 
 #include "api/csiregistration/csiregistration.grpc.pb.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
@@ -43,9 +41,10 @@ struct Verdict {
   // meanwhile. So a verdict on a server that never answered GetInfo is about an earlier socket
   // at the same path (registration_watchdog.h).
   bool after_get_info = false;
-  // How many of kubelet's GetInfo calls this server had answered when the verdict came: one per
-  // handshake kubelet began on this socket. More than one means kubelet tried the same socket
-  // again by itself.
+  // How many GetInfo calls (not the health check's) this server answered since its previous
+  // verdict, or since it started: the handshakes begun on this socket that this verdict ends, for
+  // the log. Anyone may call GetInfo (kubeletclient probe, another registrar's health check), so
+  // it says nothing about which kubelet asked.
   int handshakes = 0;
 };
 
@@ -66,25 +65,13 @@ class RegistrationService final : public pluginregistration::Registration::Servi
   // Whether kubelet (not the health check) has called GetInfo on this server.
   bool asked_for_info() const { return asked_for_info_.load(); }
 
-  // Closes the service to new handshakes, unless kubelet has one under way: a GetInfo answered
-  // with no verdict since, less than `abandoned_after` ago (a handshake older than that is one
-  // kubelet gave up). Once closed, every GetInfo but the health check's is refused (UNAVAILABLE),
-  // so that no handshake kubelet begins from now on can end in a registration of this socket.
-  // Returns whether it closed.
-  bool CloseUnlessHandshakeUnderWay(absl::Duration abandoned_after);
-
  private:
   const RegistrationInfo info_;
   const NotifyCallback notify_;
   std::atomic<bool> asked_for_info_{false};
-  // Guards the three below. A std::mutex, which clang's thread-safety analysis cannot check (it
-  // wants an annotated capability type), but ThreadSanitizer can: Debian's abseil is not built
-  // with it, so absl::Mutex's ordering is invisible to it (driver_prober.h).
-  std::mutex mu_;
-  int handshakes_ = 0;
-  // When the handshake under way answered its GetInfo; InfinitePast when none is.
-  absl::Time under_way_since_ = absl::InfinitePast();
-  bool closed_ = false;
+  // Handshakes since the last verdict. Atomic: GetInfo and NotifyRegistrationStatus run on any of
+  // gRPC's threads.
+  std::atomic<int> handshakes_{0};
 };
 
 class CSIRegistrationService final : public csiregistration::CSIRegistration::Service {
