@@ -1,6 +1,7 @@
 #include "registrar/kubelet_refusal.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace ndr::registrar {
 namespace {
@@ -23,6 +24,9 @@ constexpr Marker kPermanent[] = {
     // The API server's 422 (a driver name, node ID or topology key it rejects) and 403.
     {" is invalid: ", "the API server rejects the driver's name, node ID or topology"},
     {" is forbidden: ", "the API server forbids kubelet the update"},
+    // An admission webhook's refusal (apiserver pkg/admission/plugin/webhook/errors): it denies
+    // the same update next time.
+    {"denied the request", "an admission webhook denies kubelet's update"},
     // csi_plugin.go validateVersions; its version texts changed in v1.29 (apimachinery's
     // HighestSupportedVersion), both end in these words.
     {"Plugin returned an empty list for supported versions",
@@ -45,24 +49,54 @@ constexpr Marker kPermanent[] = {
     {"rpc error: code = InvalidArgument", "the driver's NodeGetInfo refuses kubelet's request"},
 };
 
-// Causes that go away by themselves.
-constexpr Marker kTransient[] = {
-    // nodeinfomanager.go InstallCSIDriver: updateNode / updateCSINode gave up after their four
-    // attempts (updateBackoff): the API server unreachable, slow, or conflicting.
+// Causes that go away by themselves, and nothing else: a refusal is retried only when kubelet's
+// text shows that the same registration succeeds once the API server or the driver answers. The
+// rest ends the registrar, as the Go registrar ends on every refusal, so that a driver broken for
+// good shows as a restarting pod rather than a healthy one that never registers.
+
+// nodeinfomanager.go InstallCSIDriver: updateNode / updateCSINode gave up after their four
+// attempts (updateBackoff), with every attempt's error after "caused by:". Retried only when one
+// of them is the API server away, overloaded or conflicting:
+constexpr Marker kApiUpdateFailed[] = {
     {"error updating Node object with CSI driver node info",
      "kubelet could not update the Node object (API server unreachable or busy)"},
     {"error updating CSINode object with CSI driver node info",
      "kubelet could not update the CSINode object (API server unreachable or busy)"},
+};
+constexpr const char* kApiServerAwayOrBusy[] = {
+    // The connection (client-go over Go's net/http): nothing listens, the server went away
+    // mid-request, or did not answer in time. kubelet's API client has no request timeout of its
+    // own; its dialer gives up after 30 s (cmd/kubelet/app/server.go, v1.37.2).
+    "connection refused", "connection reset by peer", "i/o timeout",
+    "TLS handshake timeout", "no route to host", "network is unreachable",
+    "http2: client connection lost", "Client.Timeout exceeded", "context deadline exceeded",
+    "unexpected EOF", "use of closed network connection",
+    // The API server's answers (apimachinery v0.37.2 pkg/api/errors NewGenericServerResponse:
+    // 429, 503, 504, other 5xx, 409; apiserver pkg/server/filters: priority and fairness's 429,
+    // the request timeout's 504), and etcd's own.
+    "has asked us to try again later", "Too many requests, please try again later",
+    "the server is currently unable to handle the request",
+    "the server was unable to return a response in the time allotted",
+    "Timeout: request did not complete within the allotted timeout", "an error on the server (",
+    "the object has been modified", "the server reported a conflict", "etcdserver: request timed out",
+    "etcdserver: leader changed",
+};
+
+// Other texts kubelet gives for what passes by itself.
+constexpr Marker kTransient[] = {
     // v1.35 and later (ensureNodeOwnsCSINode): a CSINode of an earlier node of this name was
     // deleted; the next attempt makes it anew.
     {"was owned by different node", "kubelet replaced a CSINode left by an earlier node"},
     // csi_plugin.go: the CSI driver list changed under kubelet's feet.
     {"not found in the list of registered CSI drivers", "kubelet's driver list changed meanwhile"},
-    // NodeGetInfo (csi_client.go nodeGetInfoV1) failed with any other code: the driver is
-    // starting, overloaded or restarting.
-    {"plugin registration failed with err: rpc error: code = ",
-     "the driver's NodeGetInfo failed (driver starting or busy)"},
 };
+
+// The driver's NodeGetInfo (csi_client.go nodeGetInfoV1) failed with a gRPC code: retried only
+// for the codes gRPC defines as "retry may help" (the driver starting, overloaded, restarting);
+// any other is the driver's considered answer, and kubelet gives the same one next time.
+constexpr char kNodeGetInfoFailed[] = "plugin registration failed with err: rpc error: code = ";
+constexpr const char* kRetryableCodes[] = {"Unavailable", "DeadlineExceeded", "ResourceExhausted",
+                                           "Aborted"};
 
 }  // namespace
 
@@ -72,6 +106,31 @@ KubeletRefusal ClassifyKubeletRefusal(absl::string_view error) {
   }
   for (const Marker& marker : kTransient) {
     if (absl::StrContains(error, marker.text)) return {RefusalKind::kTransient, marker.why};
+  }
+  for (const Marker& marker : kApiUpdateFailed) {
+    if (!absl::StrContains(error, marker.text)) continue;
+    for (const char* cause : kApiServerAwayOrBusy) {
+      if (absl::StrContains(error, cause)) return {RefusalKind::kTransient, marker.why};
+    }
+    return {RefusalKind::kPermanent,
+            absl::StrContains(marker.text, "CSINode")
+                ? "kubelet could not update the CSINode object, for a reason that does not pass "
+                  "by itself"
+                : "kubelet could not update the Node object, for a reason that does not pass by "
+                  "itself"};
+  }
+  if (const size_t at = error.find(kNodeGetInfoFailed); at != absl::string_view::npos) {
+    absl::string_view code = error.substr(at + sizeof(kNodeGetInfoFailed) - 1);
+    code = code.substr(0, code.find(' '));
+    for (const char* retryable : kRetryableCodes) {
+      if (code == retryable) {
+        return {RefusalKind::kTransient,
+                "the driver's NodeGetInfo failed (driver starting or busy)"};
+      }
+    }
+    return {RefusalKind::kPermanent,
+            absl::StrCat("the driver's NodeGetInfo failed with code ", code,
+                         ", which does not say to retry")};
   }
   return {RefusalKind::kUnknown, "a reason kubelet v1.26 to v1.37 does not give"};
 }

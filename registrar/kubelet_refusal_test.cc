@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+
 #include "gtest/gtest.h"
 
 namespace ndr::registrar {
@@ -26,7 +28,12 @@ TEST(KubeletRefusalTest, TheApiServerAwayIsTransient) {
        {"Get \"https://10.0.0.1:6443/api/v1/nodes/n1\": dial tcp 10.0.0.1:6443: connect: "
         "connection refused",
         "Get \"https://10.0.0.1:6443/api/v1/nodes/n1\": net/http: TLS handshake timeout",
-        "the server was unable to return a response in the time allotted",
+        "the server was unable to return a response in the time allotted, but may still be "
+        "processing the request (get nodes n1)",
+        "the server has received too many requests and has asked us to try again later (get "
+        "nodes n1)",
+        "Too many requests, please try again later.",
+        "an error on the server (\"\") has prevented the request from succeeding (get nodes n1)",
         "[Operation cannot be fulfilled on nodes \"n1\": the object has been modified, "
         "etcdserver: request timed out]"}) {
     EXPECT_EQ(KindOf(std::string(kRegistrationFailed) +
@@ -52,8 +59,8 @@ TEST(KubeletRefusalTest, ADriverNotReadyIsTransient) {
        {"rpc error: code = DeadlineExceeded desc = context deadline exceeded",
         "rpc error: code = Unavailable desc = connection error: desc = \"transport: Error while "
         "dialing: dial unix /var/lib/kubelet/plugins/d/csi.sock: connect: connection refused\"",
-        "rpc error: code = Internal desc = metadata service not ready",
-        "rpc error: code = FailedPrecondition desc = still mounting the state directory"}) {
+        "rpc error: code = ResourceExhausted desc = too many requests",
+        "rpc error: code = Aborted desc = another operation is under way"}) {
     EXPECT_EQ(KindOf(std::string(kRegistrationFailed) + rpc), RefusalKind::kTransient) << rpc;
   }
   // v1.35 and later: a CSINode of an earlier node of this name, deleted on the way.
@@ -62,6 +69,40 @@ TEST(KubeletRefusalTest, ADriverNotReadyIsTransient) {
                    "CSINode: timed out waiting for the condition; caused by: CSINode \"n1\" was "
                    "owned by different node (oldNodeID=\"a\", newNodeID=\"b\"), deleted it"),
             RefusalKind::kTransient);
+}
+
+// Only what kubelet's and the API server's source show will pass by itself is retried; the rest
+// ends the registrar, as every refusal ends the Go registrar.
+TEST(KubeletRefusalTest, OtherDriverCodesAndOtherApiErrorsAreNotTransient) {
+  for (const char* code : {"Internal", "NotFound", "PermissionDenied", "FailedPrecondition",
+                           "Unknown", "Unauthenticated", "OutOfRange"}) {
+    const KubeletRefusal refusal = ClassifyKubeletRefusal(
+        absl::StrCat(kRegistrationFailed, "rpc error: code = ", code, " desc = the driver says"));
+    EXPECT_EQ(refusal.kind, RefusalKind::kPermanent) << code;
+    EXPECT_EQ(refusal.why, absl::StrCat("the driver's NodeGetInfo failed with code ", code,
+                                        ", which does not say to retry"));
+  }
+  for (const std::string cause : {
+           // An admission webhook's denial (apiserver webhook/errors ToStatusErr).
+           std::string("admission webhook \"nodes.policy.example.com\" denied the request: "
+                       "labels may not change"),
+           // The Node is gone (deleted); kubelet does not make it again by itself.
+           std::string("nodes \"n1\" not found"),
+           std::string("Unauthorized"),
+       }) {
+    EXPECT_EQ(KindOf(std::string(kRegistrationFailed) +
+                     "error updating Node object with CSI driver node info: error updating node: "
+                     "timed out waiting for the condition; caused by: " + cause),
+              RefusalKind::kPermanent)
+        << cause;
+  }
+  EXPECT_EQ(ClassifyKubeletRefusal(std::string(kRegistrationFailed) +
+                                   "error updating CSINode object with CSI driver node info: "
+                                   "error updating CSINode: timed out waiting for the condition; "
+                                   "caused by: Unauthorized")
+                .why,
+            "kubelet could not update the CSINode object, for a reason that does not pass by "
+            "itself");
 }
 
 TEST(KubeletRefusalTest, WhatNoRetryChangesIsPermanent) {
