@@ -272,9 +272,13 @@ absl::Status Registrar::HandleDriverName(const std::string& name) {
   wanted_ = info;
   wanted_path_ = *path;
   const bool removed = RemoveReleasedRotatedSockets(*path);
+  const RegistrationLifecycle::Decision named = lifecycle_.DriverNamed(removed);
+  if (named.timer.has_value()) SetTimer(*named.timer);
+  SyncState();
   // A socket already at the path is replaced, live or stale, as the Go registrar does at start:
-  // during a rolling update the newer registrar must win.
-  return Apply(lifecycle_.DriverNamed(removed));
+  // during a rolling update the newer registrar must win. A file that is not a socket there ends
+  // it, as it ends the Go one.
+  return StartServer(wanted_path_, info);
 }
 
 bool Registrar::RemoveReleasedRotatedSockets(const std::string& primary) {

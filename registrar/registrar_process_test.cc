@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "api/csiregistration/csiregistration.grpc.pb.h"
 #include "api/pluginregistration/pluginregistration.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "registrar/registration_lifecycle.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "test/util/http_get.h"
@@ -221,6 +223,195 @@ class PolicyKubelet {
   std::atomic<int> first_confirmed_offer_{0};
   std::thread thread_;
 };
+
+// kubelet's plugin manager as it treats registration sockets, in two releases, reconciling every
+// 100 ms (kubelet: every second):
+//  - kV136 (v1.36 and later): a failed registration is removed from the actual state of world and
+//    retried by itself, each socket path held back by its own back-off (500 ms doubling to `cap`;
+//    pkg/util/goroutinemap/exponentialbackoff), which a new socket at that path does not reset;
+//  - kV126 (v1.26 to v1.35): a plugin whose registration failed after validation stays in the
+//    actual state of world and is never tried again until its socket is created anew; deleting
+//    the socket deregisters it (operation_generator.go GenerateRegisterPluginFunc, v1.26.15).
+// Both refuse a second socket of a driver name registered under another path (csi_plugin.go
+// validateVersions) and forget a socket only when it is deleted (plugin_watcher.go
+// handleDeleteEvent). `verdict()` gives the outcome of the part kubelet does against the API
+// server: "" registers, anything else is the refusal text. Sockets are dialled at `dial_dir`: the
+// registry as the host's kubelet names it.
+class BackoffKubelet {
+ public:
+  enum class Release { kV126, kV136 };
+  BackoffKubelet(const std::string& dir, const std::string& dial_dir, Release release,
+                 absl::Duration cap, std::function<std::string()> verdict)
+      : dial_dir_(dial_dir), release_(release), cap_(cap), verdict_(std::move(verdict)) {
+    inotify_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    inotify_add_watch(inotify_, dir.c_str(), IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO);
+    for (const std::string& name : ::ndr::testing::DirEntries(dir)) Appeared(name);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~BackoffKubelet() {
+    stop_ = true;
+    thread_.join();
+    close(inotify_);
+  }
+  // A kubelet restarted: it forgets every registration and lists the directory again.
+  void Restart() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, socket] : sockets_) socket = Socket{socket.present, socket.uuid + 1};
+    drivers_.clear();
+  }
+  // Its attempts on socket `name` (each a dial, and GetInfo when the dial worked), when made.
+  std::vector<absl::Time> attempts(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sockets_[name].attempts;
+  }
+  bool registered(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sockets_[name].registered;
+  }
+  // Every socket name it has seen appear.
+  std::set<std::string> names() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<std::string> names;
+    for (const auto& [name, socket] : sockets_) names.insert(name);
+    return names;
+  }
+
+ private:
+  struct Socket {
+    bool present = false;
+    uint64_t uuid = 0;          // bumped each time the socket appears
+    bool in_actual = false;     // kubelet holds a registration of it (registered or failed)
+    uint64_t actual_uuid = 0;
+    bool registered = false;
+    std::string driver;
+    absl::Duration backoff = absl::ZeroDuration();
+    absl::Time retry_at = absl::InfinitePast();
+    std::vector<absl::Time> attempts;
+  };
+
+  void Appeared(const std::string& name) {
+    if (name.empty() || name[0] == '.' || !absl::EndsWith(name, ".sock")) return;
+    Socket& socket = sockets_[name];
+    socket.present = true;
+    ++socket.uuid;
+  }
+  void Failed(Socket& socket) {
+    socket.backoff = socket.backoff == absl::ZeroDuration() ? absl::Milliseconds(500)
+                                                            : std::min(socket.backoff * 2, cap_);
+    socket.retry_at = absl::Now() + socket.backoff;
+  }
+  void Deregister(Socket& socket) {
+    if (socket.registered && drivers_.count(socket.driver) != 0) drivers_.erase(socket.driver);
+    socket.in_actual = socket.registered = false;
+  }
+  // One registration attempt, as GenerateRegisterPluginFunc makes it.
+  void Register(const std::string& name, Socket& socket, std::unique_lock<std::mutex>& lock) {
+    socket.attempts.push_back(absl::Now());
+    const uint64_t uuid = socket.uuid;
+    lock.unlock();
+    auto stub = pluginregistration::Registration::NewStub(Channel(dial_dir_ + "/" + name));
+    pluginregistration::PluginInfo info;
+    grpc::ClientContext get_info;
+    get_info.set_deadline(RpcDeadline());
+    const bool dialled = stub->GetInfo(&get_info, {}, &info).ok();
+    lock.lock();
+    if (!dialled) {
+      Failed(socket);
+      return;
+    }
+    std::string refusal;
+    const auto other = drivers_.find(info.name());
+    if (other != drivers_.end() && other->second != name) {
+      refusal = absl::StrCat(
+          "RegisterPlugin error -- plugin validation failed with err: validation failed for CSI "
+          "Driver ", info.name(), " at endpoint ", info.endpoint(),
+          ": Another driver with the same name is already registered with a higher supported "
+          "version: \"1.0.0\"");
+    } else {
+      socket.in_actual = true;
+      socket.actual_uuid = uuid;
+      socket.driver = info.name();
+      lock.unlock();
+      refusal = verdict_();
+      lock.lock();
+    }
+    if (refusal.empty()) {
+      socket.registered = true;
+      drivers_[info.name()] = name;
+      socket.backoff = absl::ZeroDuration();
+    } else {
+      socket.registered = false;
+      if (release_ == Release::kV136) socket.in_actual = false;
+      Failed(socket);
+    }
+    lock.unlock();
+    pluginregistration::RegistrationStatus status;
+    status.set_plugin_registered(refusal.empty());
+    status.set_error(refusal);
+    pluginregistration::RegistrationStatusResponse response;
+    grpc::ClientContext notify;
+    notify.set_deadline(RpcDeadline());
+    stub->NotifyRegistrationStatus(&notify, status, &response);
+    lock.lock();
+  }
+  void Loop() {
+    alignas(inotify_event) char buffer[16 * 1024];
+    while (!stop_) {
+      pollfd fd = {inotify_, POLLIN, 0};
+      poll(&fd, 1, 100);
+      std::unique_lock<std::mutex> lock(mu_);
+      for (ssize_t n; (n = read(inotify_, buffer, sizeof(buffer))) > 0;) {
+        for (char* p = buffer; p < buffer + n;) {
+          const auto* event = reinterpret_cast<const inotify_event*>(p);
+          p += sizeof(inotify_event) + event->len;
+          if (event->len == 0) continue;
+          if (event->mask & (IN_CREATE | IN_MOVED_TO)) {
+            Appeared(event->name);
+          } else if (sockets_.count(event->name) != 0) {
+            sockets_[event->name].present = false;
+          }
+        }
+      }
+      std::vector<std::string> names;
+      for (const auto& [name, socket] : sockets_) names.push_back(name);
+      for (const std::string& name : names) {
+        Socket& socket = sockets_[name];
+        // Gone, or created anew: deregistered first (the reconciler's first loop).
+        if (socket.in_actual && (!socket.present || socket.actual_uuid != socket.uuid)) {
+          Deregister(socket);
+        }
+        if (!socket.present || socket.in_actual) continue;
+        if (absl::Now() < socket.retry_at) continue;  // held back by the path's back-off
+        Register(name, socket, lock);
+      }
+    }
+  }
+
+  const std::string dial_dir_;
+  const Release release_;
+  const absl::Duration cap_;
+  const std::function<std::string()> verdict_;
+  int inotify_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::map<std::string, Socket> sockets_;       // by socket name
+  std::map<std::string, std::string> drivers_;  // registered driver -> socket name
+};
+
+// Whether kubelet's attempts, counted from the first, never came faster than kubelet's own
+// back-off on one path would make them (registration_lifecycle.h); the first attempt too soon,
+// if not.
+std::string OutpacedAt(const std::vector<absl::Time>& attempts, absl::Duration cap) {
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    // 50 ms for the fake's own reconciling.
+    const absl::Duration since = attempts[i] - attempts[0] + absl::Milliseconds(50);
+    if (static_cast<int>(i + 1) > registrar::KubeletBackoffAttemptsBy(since, cap)) {
+      return absl::StrCat("attempt ", i + 1, " at ", absl::FormatDuration(since));
+    }
+  }
+  return "";
+}
 
 // How many times the registrar's log says the watchdog offered the socket again.
 int Reoffers(const std::string& log) {
@@ -675,68 +866,50 @@ constexpr char kApiServerAway[] =
     "Get \"https://10.0.0.1:6443/api/v1/nodes/node-1\": dial tcp 10.0.0.1:6443: connect: "
     "connection refused";
 
-// A refusal whose reason goes away by itself (the API server away): the registrar keeps serving,
-// healthy, says on /healthz and /metrics that it is not registered and why, offers the socket
-// anew after 3 s, then 4 s, and is registered when kubelet confirms the new socket.
+// A refusal whose reason goes away by itself (the API server away): the registrar keeps running,
+// healthy, says on /healthz and /metrics that it is not registered and why, withdraws its socket
+// and offers it again after the back-off, and is registered when kubelet confirms it. kubelet here
+// is v1.26's, which never tries a refused socket again by itself: every attempt is an offer of
+// the registrar's, and they never come faster than kubelet's own back-off on one path would.
 TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
   auto driver = StartDriver();
-  auto registrar = StartRegistrar({"--http-endpoint=127.0.0.1:0"});
-  ASSERT_TRUE(PollUntil([&] { return Answers(reg_socket_); })) << RegistrarLog();
+  std::atomic<bool> api_away{true};
+  BackoffKubelet kubelet(reg_dir_, reg_dir_, BackoffKubelet::Release::kV126, absl::Seconds(2),
+                         [&] { return api_away ? std::string(kApiServerAway) : ""; });
+  auto registrar =
+      StartRegistrar({"--http-endpoint=127.0.0.1:0", "--registration-backoff-cap=2s"});
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 1; })) << RegistrarLog();
   const int port = ServedHttpPort(RegistrarLog());
   ASSERT_NE(port, 0) << RegistrarLog();
-  // How many sockets the registrar has served: a new socket may get the old one's inode number.
-  auto offers = [&] {
-    const std::string log = RegistrarLog();
-    int count = 0;
-    for (size_t at = 0; (at = log.find("\"Registration socket serving\"", at)) != std::string::npos;
-         ++at) {
-      ++count;
-    }
-    return count;
-  };
-  for (int attempt = 1; attempt <= 2; ++attempt) {
-    SCOPED_TRACE(attempt);
-    ASSERT_EQ(offers(), attempt) << RegistrarLog();
-    ASSERT_TRUE(Serving());  // kubelet's GetInfo, then its verdict: one handshake per socket
-    ASSERT_TRUE(Notify(reg_socket_, false, kApiServerAway).ok());
-    std::string body;
-    ASSERT_TRUE(PollUntil([&] {
-      return HttpGet(port, "/metrics", &body) == 200 &&
-             absl::StrContains(body, "\ncsi_node_driver_registrar_registration_retrying 1\n");
-    })) << body;
-    EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_registered 0\n"));
-    EXPECT_THAT(body, HasSubstr(absl::StrCat(
-                          "\ncsi_node_driver_registrar_registration_refusals_by_kind_total"
-                          "{kind=\"transient\"} ",
-                          attempt, "\n")));
-    EXPECT_EQ(HttpGet(port, "/healthz", &body), 200) << body;
-    EXPECT_THAT(body, HasSubstr("not registered: kubelet refused for now (kubelet could not "
-                                "update the Node object (API server unreachable or busy))"));
-    // Offered anew: a new socket at the path, answering. Asked as the health check asks, which
-    // is no handshake of kubelet's: kubelets before v1.36 make one per socket.
-    ASSERT_TRUE(PollUntil([&] { return offers() == attempt + 1 && Answers(reg_socket_); }))
-        << RegistrarLog();
-    EXPECT_TRUE(registrar->Running()) << RegistrarLog();
-  }
-  // Between offers it waits without spinning: gRPC 1.51's two timer threads wake once a second
-  // while its server runs (docs/figures.md), nothing else does; a loop would switch thousands
-  // of times in this second.
+  std::string body;
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registration_retrying 1\n");
+  })) << body;
+  EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_registered 0\n"));
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200) << body;
+  EXPECT_THAT(body, HasSubstr("not registered: kubelet refused for now (kubelet could not "
+                              "update the Node object (API server unreachable or busy))"));
+  // Offered again, several times, at kubelet's pace or slower.
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 4; })) << RegistrarLog();
+  EXPECT_TRUE(registrar->Running()) << RegistrarLog();
+  EXPECT_EQ(OutpacedAt(kubelet.attempts(name), absl::Seconds(2)), "") << RegistrarLog();
+  // Between offers it waits without spinning: nothing runs while the socket is withdrawn.
+  ASSERT_TRUE(PollUntil([&] { return !IsSocket(reg_socket_); })) << RegistrarLog();
   const auto switches_before = ContextSwitches(registrar->pid());
-  absl::SleepFor(absl::Seconds(1));  // a window to count in, not a wait for anything
+  absl::SleepFor(absl::Milliseconds(400));  // a window to count in, not a wait for anything
   EXPECT_LT(SwitchesBetween(switches_before, ContextSwitches(registrar->pid())), 100u);
   const std::string log = RegistrarLog();
-  EXPECT_THAT(log, HasSubstr("attempt=1 retryIn=\"3s\""));
-  EXPECT_THAT(log, HasSubstr("attempt=2 retryIn=\"4s\""));
-  // A kubelet that never tries a refused socket again by itself (before v1.36) gets the same path.
-  EXPECT_FALSE(IsSocket(reg_dir_ + "/" + kDriverName + "-reg-1.sock"));
-  EXPECT_THAT(log, Not(HasSubstr("next socket name")));
+  EXPECT_THAT(log, HasSubstr("the socket is withdrawn and offered anew after the wait"));
+  EXPECT_THAT(log, HasSubstr("attempt=1"));
+  EXPECT_THAT(log, HasSubstr("retryIn="));
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
     EXPECT_FALSE(absl::StartsWith(line, "E")) << "a transient refusal is no error: " << line;
   }
-  // Kubelet confirms the socket offered: registered, and /healthz says nothing more.
-  ASSERT_TRUE(Serving());
-  ASSERT_TRUE(Notify(reg_socket_, true, "").ok());
-  std::string body;
+  // The API server is back: the next offer is confirmed; registered, and /healthz says no more.
+  api_away = false;
+  ASSERT_TRUE(PollUntil([&] { return kubelet.registered(name); })) << RegistrarLog();
   ASSERT_TRUE(PollUntil([&] {
     return HttpGet(port, "/metrics", &body) == 200 &&
            absl::StrContains(body, "\ncsi_node_driver_registrar_registered 1\n");
@@ -744,53 +917,191 @@ TEST_F(RegistrarTest, ATransientRefusalIsRetriedWithoutAnExit) {
   EXPECT_THAT(body, HasSubstr("\ncsi_node_driver_registrar_registration_retrying 0\n"));
   EXPECT_EQ(HttpGet(port, "/healthz", &body), 200);
   EXPECT_EQ(body, "ok");
+  EXPECT_EQ(kubelet.names(), std::set<std::string>{name});
   EXPECT_TRUE(registrar->Signal(SIGTERM));
   EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
 }
 
-// Kubelet v1.36 and later retry a failed registration by themselves, and hold each retry of one
-// socket path back longer, up to 2 min 2 s (pkg/util/goroutinemap, v1.26.0 to v1.37.2): once
-// kubelet is seen trying one socket again by itself, the registrar offers it under the driver's
-// next name, which kubelet tries at once, and registers there.
-TEST_F(RegistrarTest, AKubeletThatRetriesByItselfGetsTheNextSocketName) {
+// kubelet v1.36 and later retry a refused socket by themselves, holding each path back: with the
+// socket withdrawn between the registrar's offers, kubelet tries it no more often than its own
+// back-off would, at one path, and registers it once the API server is back.
+TEST_F(RegistrarTest, AKubeletThatRetriesByItselfIsNeverOutpaced) {
   auto driver = StartDriver();
-  auto registrar = StartRegistrar({"--http-endpoint=127.0.0.1:0"});
-  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
-  const int port = ServedHttpPort(RegistrarLog());
-  ASSERT_NE(port, 0) << RegistrarLog();
-  const std::string next = reg_dir_ + "/" + kDriverName + "-reg-1.sock";
-  // Kubelet's handshakes as v1.36 retries: several on one socket, each refused. One that meets a
-  // socket just offered anew counts for nothing, so the bursts go on until the offer moves.
-  const absl::Time deadline = absl::Now() + absl::Minutes(1);
-  while (!absl::StrContains(RegistrarLog(), "under the driver's next socket name") &&
-         absl::Now() < deadline) {
-    pluginregistration::PluginInfo info;
-    if (GetInfo(reg_socket_, &info).ok() && GetInfo(reg_socket_, &info).ok()) {
-      ASSERT_TRUE(Notify(reg_socket_, false, kApiServerAway).ok());
-    }
-    // Kubelet's pace: its back-off starts at 500 ms. What the registrar did is read from its log.
-    absl::SleepFor(absl::Milliseconds(500));
-  }
-  ASSERT_THAT(RegistrarLog(), HasSubstr("under the driver's next socket name")) << RegistrarLog();
-  ASSERT_TRUE(PollUntil([&] { return InfoName(next) == kDriverName; })) << RegistrarLog();
-  // One socket at a time: kubelet never holds two registrations of the driver.
-  EXPECT_FALSE(IsSocket(reg_socket_));
-  ASSERT_TRUE(Notify(next, true, "").ok());
-  std::string body;
-  ASSERT_TRUE(PollUntil([&] {
-    return HttpGet(port, "/metrics", &body) == 200 &&
-           absl::StrContains(body, "\ncsi_node_driver_registrar_registered 1\n");
-  })) << body;
-  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200);
-  EXPECT_EQ(body, "ok");
+  std::atomic<bool> api_away{true};
+  BackoffKubelet kubelet(reg_dir_, reg_dir_, BackoffKubelet::Release::kV136, absl::Seconds(2),
+                         [&] { return api_away ? std::string(kApiServerAway) : ""; });
+  auto registrar = StartRegistrar({"--registration-backoff-cap=2s"});
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 5; })) << RegistrarLog();
+  api_away = false;
+  ASSERT_TRUE(PollUntil([&] { return kubelet.registered(name); })) << RegistrarLog();
+  EXPECT_EQ(OutpacedAt(kubelet.attempts(name), absl::Seconds(2)), "") << RegistrarLog();
+  EXPECT_EQ(kubelet.names(), std::set<std::string>{name});
+  EXPECT_TRUE(registrar->Running());
   EXPECT_TRUE(registrar->Signal(SIGTERM));
   EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
   EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
 }
 
-// A socket of the driver under another of its names is a registrar's before this one: the new
-// one serves there, so that kubelet replaces that registration rather than holding two.
-TEST_F(RegistrarTest, StartsUnderTheSocketNameItFinds) {
+// A kubelet restarted while the API server is away registers the driver anew and fails: the
+// registration kubelet held is gone, so the registrar is no longer registered (metrics, /healthz)
+// and offers its socket again until kubelet confirms it.
+TEST_F(RegistrarTest, AConfirmedRegistrationRefusedForNowIsOfferedAgain) {
+  auto driver = StartDriver();
+  std::atomic<bool> api_away{false};
+  BackoffKubelet kubelet(reg_dir_, reg_dir_, BackoffKubelet::Release::kV126, absl::Seconds(2),
+                         [&] { return api_away ? std::string(kApiServerAway) : ""; });
+  auto registrar =
+      StartRegistrar({"--http-endpoint=127.0.0.1:0", "--registration-backoff-cap=2s"});
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  ASSERT_TRUE(PollUntil([&] { return kubelet.registered(name); })) << RegistrarLog();
+  const int port = ServedHttpPort(RegistrarLog());
+  ASSERT_NE(port, 0) << RegistrarLog();
+  std::string body;
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registered 1\n");
+  })) << body;
+  api_away = true;
+  kubelet.Restart();
+  ASSERT_TRUE(PollUntil([&] {
+    return HttpGet(port, "/metrics", &body) == 200 &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registered 0\n") &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registration_retrying 1\n");
+  })) << body << RegistrarLog();
+  EXPECT_EQ(HttpGet(port, "/healthz", &body), 200) << body;
+  EXPECT_THAT(body, HasSubstr("not registered: kubelet refused for now"));
+  // Offered again, as this kubelet (v1.26) never retries by itself.
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 2; })) << RegistrarLog();
+  api_away = false;
+  ASSERT_TRUE(PollUntil([&] {
+    return kubelet.registered(name) && HttpGet(port, "/metrics", &body) == 200 &&
+           absl::StrContains(body, "\ncsi_node_driver_registrar_registered 1\n");
+  })) << body << RegistrarLog();
+  EXPECT_TRUE(registrar->Running());
+}
+
+// A permanent reason ends the registrar whenever it comes, here after re-offers made for a
+// transient one, with kubelet's reason in its last line.
+TEST_F(RegistrarTest, APermanentReasonAfterReOffersEndsIt) {
+  auto driver = StartDriver();
+  constexpr char kEmptyNodeId[] =
+      "RegisterPlugin error -- plugin registration failed with err: error adding CSI driver node "
+      "info: driverNodeID must not be empty";
+  std::atomic<bool> api_away{true};
+  BackoffKubelet kubelet(reg_dir_, reg_dir_, BackoffKubelet::Release::kV126, absl::Seconds(2),
+                         [&] { return std::string(api_away ? kApiServerAway : kEmptyNodeId); });
+  auto registrar = StartRegistrar({"--registration-backoff-cap=2s"});
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 2; })) << RegistrarLog();
+  api_away = false;
+  EXPECT_EQ(registrar->Wait(), 1) << RegistrarLog();
+  const std::vector<std::string> lines = absl::StrSplit(RegistrarLog(), '\n', absl::SkipEmpty());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_THAT(lines.back(), HasSubstr(kEmptyNodeId));
+  EXPECT_THAT(RegistrarLog(), HasSubstr("refusal=\"permanent\""));
+  EXPECT_FALSE(IsSocket(reg_socket_));
+}
+
+// The rollback to the Go registrar after ours died: ours only ever served <driver>-reg.sock, so
+// the Go registrar, which removes what is at that path and serves there (v2.17.0
+// node_register.go nodeRegister), is registered on its first start: kubelet deregisters the dead
+// socket's plugin when it is deleted and registers the new one.
+TEST_F(RegistrarTest, TheGoRegistrarRegistersAfterOursDied) {
+  auto driver = StartDriver();
+  std::atomic<bool> api_away{true};
+  BackoffKubelet kubelet(reg_dir_, reg_dir_, BackoffKubelet::Release::kV136, absl::Seconds(2),
+                         [&] { return api_away ? std::string(kApiServerAway) : ""; });
+  auto registrar = StartRegistrar({"--registration-backoff-cap=2s"});
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 3; })) << RegistrarLog();
+  api_away = false;
+  ASSERT_TRUE(PollUntil([&] {
+    for (const std::string& seen : kubelet.names()) {
+      if (kubelet.registered(seen)) return true;
+    }
+    return false;
+  })) << RegistrarLog();
+  registrar.reset();  // SIGKILL: its socket stays, as after an OOM kill or a crash
+  // The Go registrar's start: remove the file at its path, listen there.
+  ASSERT_EQ(unlink(reg_socket_.c_str()), 0) << "ours' socket was not at <driver>-reg.sock";
+  class GoRegistrar final : public pluginregistration::Registration::Service {
+   public:
+    grpc::Status GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+                         pluginregistration::PluginInfo* info) override {
+      info->set_type("CSIPlugin");
+      info->set_name(kDriverName);
+      info->set_endpoint(kKubeletPath);
+      info->add_supported_versions("1.0.0");
+      return grpc::Status::OK;
+    }
+    grpc::Status NotifyRegistrationStatus(grpc::ServerContext*,
+                                          const pluginregistration::RegistrationStatus* status,
+                                          pluginregistration::RegistrationStatusResponse*) override {
+      (status->plugin_registered() ? registered : refused) = true;
+      return grpc::Status::OK;
+    }
+    std::atomic<bool> registered{false}, refused{false};
+  } go;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + reg_socket_, grpc::InsecureServerCredentials());
+  builder.RegisterService(&go);
+  auto server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(PollUntil([&] { return go.registered || go.refused; }));
+  EXPECT_TRUE(go.registered);
+  EXPECT_FALSE(go.refused) << "kubelet still held the driver under another socket";
+  EXPECT_EQ(kubelet.names(), std::set<std::string>{name});
+  server->Shutdown(std::chrono::system_clock::now());
+}
+
+// Whoever else calls GetInfo (kubeletclient probe, another registrar's health check during an
+// overlap) changes nothing: the socket stays at its one path, and a kubelet that never retries by
+// itself (v1.26) gets it again there.
+TEST_F(RegistrarTest, AnotherGetInfoCallerNeverMovesTheSocket) {
+  auto driver = StartDriver();
+  auto registrar = StartRegistrar({"--registration-backoff-cap=2s"});
+  ASSERT_TRUE(PollUntil([&] { return IsSocket(reg_socket_); })) << RegistrarLog();
+  pluginregistration::PluginInfo info;
+  ASSERT_TRUE(GetInfo(reg_socket_, &info).ok());  // the other caller, before kubelet
+  std::atomic<bool> api_away{true};
+  BackoffKubelet kubelet(reg_dir_, reg_dir_, BackoffKubelet::Release::kV126, absl::Seconds(2),
+                         [&] { return api_away ? std::string(kApiServerAway) : ""; });
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 1; })) << RegistrarLog();
+  for (int i = 0; i < 5; ++i) GetInfo(reg_socket_, &info);  // more of them, soon after
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 3; })) << RegistrarLog();
+  api_away = false;
+  ASSERT_TRUE(PollUntil([&] { return kubelet.registered(name); })) << RegistrarLog();
+  EXPECT_EQ(kubelet.names(), std::set<std::string>{name});
+  EXPECT_THAT(RegistrarLog(), Not(HasSubstr("-reg-1.sock")));
+}
+
+// kubelet dials the socket by its path on the host, which a long kubelet root (k0s, MicroK8s)
+// makes longer than the container's: here the host's path leaves room for <driver>-reg.sock and
+// not one byte more, and the driver is registered after an outage all the same.
+TEST_F(RegistrarTest, ALongHostPathLeavesRoomForTheOneName) {
+  auto driver = StartDriver();
+  const std::string name = absl::StrCat(kDriverName, "-reg.sock");
+  // sun_path holds 107 bytes: the host's directory is as long as leaves exactly that.
+  const std::string host_dir =
+      dir_.Join(std::string(107 - 1 - name.size() - dir_.Join("").size(), 'h'));
+  ASSERT_EQ(host_dir.size() + 1 + name.size(), 107u);
+  ASSERT_EQ(symlink(reg_dir_.c_str(), host_dir.c_str()), 0) << host_dir;
+  std::atomic<bool> api_away{true};
+  BackoffKubelet kubelet(reg_dir_, host_dir, BackoffKubelet::Release::kV136, absl::Seconds(2),
+                         [&] { return api_away ? std::string(kApiServerAway) : ""; });
+  auto registrar = StartRegistrar({"--registration-backoff-cap=2s"});
+  ASSERT_TRUE(PollUntil([&] { return kubelet.attempts(name).size() >= 4; })) << RegistrarLog();
+  api_away = false;
+  ASSERT_TRUE(PollUntil([&] { return kubelet.registered(name); })) << RegistrarLog();
+  EXPECT_EQ(kubelet.names(), std::set<std::string>{name});
+}
+
+// Release 1.2.0 offered its socket under later names after an outage; a stale one it left (a
+// registrar killed there) is removed at start, so that kubelet deregisters it, and the socket is
+// served at <driver>-reg.sock, where the Go registrar serves too.
+TEST_F(RegistrarTest, RemovesAStaleSocketAnEarlierReleaseLeftUnderALaterName) {
   const std::string third = reg_dir_ + "/" + kDriverName + "-reg-3.sock";
   {
     // A stale socket, as a registrar killed there leaves it.
@@ -803,12 +1114,50 @@ TEST_F(RegistrarTest, StartsUnderTheSocketNameItFinds) {
   }
   auto driver = StartDriver();
   auto registrar = StartRegistrar();
-  ASSERT_TRUE(PollUntil([&] { return InfoName(third) == kDriverName; })) << RegistrarLog();
-  EXPECT_FALSE(IsSocket(reg_socket_));
-  EXPECT_TRUE(Notify(third, true, "").ok());
+  ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+  EXPECT_FALSE(IsSocket(third));
+  EXPECT_THAT(RegistrarLog(), HasSubstr(absl::StrCat("Removed registration socket\" path=\"",
+                                                     third, "\"")));
+  EXPECT_TRUE(Notify(reg_socket_, true, "").ok());
   EXPECT_TRUE(registrar->Signal(SIGTERM));
   EXPECT_EQ(registrar->Wait(), 0) << RegistrarLog();
   EXPECT_THAT(DirEntries(reg_dir_), ::testing::IsEmpty());
+}
+
+// Refusals whose reason does not pass by itself end the registrar with kubelet's reason, as the
+// Go registrar ends on every refusal: the driver's other NodeGetInfo codes, an admission
+// webhook's denial, the Node gone.
+TEST_F(RegistrarTest, RefusalsThatDoNotPassByThemselvesEndIt) {
+  auto driver = StartDriver();
+  for (const std::string& error : {
+           std::string("RegisterPlugin error -- plugin registration failed with err: rpc error: "
+                       "code = Internal desc = cannot read the node's metadata"),
+           std::string("RegisterPlugin error -- plugin registration failed with err: rpc error: "
+                       "code = NotFound desc = no such instance"),
+           std::string("RegisterPlugin error -- plugin registration failed with err: rpc error: "
+                       "code = PermissionDenied desc = the driver's credentials are refused"),
+           std::string("RegisterPlugin error -- plugin registration failed with err: error "
+                       "updating Node object with CSI driver node info: error updating node: "
+                       "timed out waiting for the condition; caused by: admission webhook "
+                       "\"nodes.policy.example.com\" denied the request: labels may not change"),
+           std::string("RegisterPlugin error -- plugin registration failed with err: error "
+                       "updating Node object with CSI driver node info: error updating node: "
+                       "timed out waiting for the condition; caused by: nodes \"node-1\" not "
+                       "found"),
+       }) {
+    SCOPED_TRACE(error);
+    auto registrar = StartRegistrar();
+    ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+    ASSERT_TRUE(Notify(reg_socket_, false, error).ok());
+    EXPECT_EQ(registrar->Wait(), 1) << RegistrarLog();
+    const std::vector<std::string> lines =
+        absl::StrSplit(RegistrarLog(), '\n', absl::SkipEmpty());
+    ASSERT_FALSE(lines.empty());
+    EXPECT_THAT(lines.back(), HasSubstr(error));
+    EXPECT_THAT(RegistrarLog(), HasSubstr("refusal=\"permanent\""));
+    registrar.reset();
+    unlink(dir_.Join("registrar.log").c_str());
+  }
 }
 
 // A refusal no retry gets past, or one kubelet does not send: the registrar exits 1, as the Go
