@@ -39,12 +39,8 @@ int KubeletBackoffAttemptsBy(absl::Duration t, absl::Duration cap) {
   return attempts;
 }
 
-absl::Duration TransientRetryWait(bool first, absl::Duration elapsed, double random,
-                                  absl::Duration cap) {
-  const double u = Clamp01(random);
-  if (first) return std::min(kKubeletBackoffInitial, cap) + cap * u;
-  const absl::Duration gap = KubeletBackoffGapAt(elapsed, cap);
-  return gap + gap * u;
+absl::Duration TransientRetryWait(absl::Duration elapsed, double random, absl::Duration cap) {
+  return KubeletBackoffGapAt(elapsed, cap) + cap * Clamp01(random);
 }
 
 absl::Duration JitteredWatchdogWait(absl::Duration retry_after, int offers, double random) {
@@ -130,8 +126,7 @@ RegistrationLifecycle::Decision RegistrationLifecycle::Refused(const Refusal& re
     return {Step::kExit, absl::InfiniteDuration(), refusal.error};
   }
   *outcome = RefusalOutcome::kRetried;
-  const bool first = refusals_ == 0;
-  if (first) first_refusal_ = now;
+  if (refusals_ == 0) first_refusal_ = now;
   ++refusals_;
   retrying_why_ = refusal.kubelet.kind == RefusalKind::kTransient
                       ? refusal.kubelet.why
@@ -139,7 +134,7 @@ RegistrationLifecycle::Decision RegistrationLifecycle::Refused(const Refusal& re
   state_ = State::kBackingOff;
   removed_own_socket_ = true;
   return Arm(Step::kWithdraw,
-             TransientRetryWait(first, now - first_refusal_, random_(), config_.backoff_cap));
+             TransientRetryWait(now - first_refusal_, random_(), config_.backoff_cap));
 }
 
 RegistrationLifecycle::Decision RegistrationLifecycle::TimerFired() {

@@ -27,9 +27,9 @@
 //    back-off has run out by then: the registrar's waits are never shorter than it). The
 //    registrar alone decides when kubelet tries, and it tries no more often than kubelet's own
 //    back-off on the one path would: after each refusal it waits at least as long as that back-off
-//    waits at the same moment since the first refusal, and up to twice as long (jitter); its first
-//    wait is spread over up to the back-off's cap, so that a fleet's registrars, refused together
-//    when the API server went away, never come back in step.
+//    waits at the same moment since the first refusal, plus a random part of up to the back-off's
+//    cap, so that a fleet's registrars, refused together when the API server went away, never
+//    come back in step (test/fleet/fleet_model.py, docs/fleet-model.md).
 //  - The socket's path never changes: a new path would escape kubelet's back-off, a rollback to
 //    the Go registrar (which serves only <driver>-reg.sock) would find kubelet holding the driver
 //    under the other path (csi_plugin.go validateVersions refuses a second socket of a name; the
@@ -77,10 +77,10 @@ absl::Duration KubeletBackoffGapAt(absl::Duration elapsed, absl::Duration cap = 
 int KubeletBackoffAttemptsBy(absl::Duration t, absl::Duration cap = kKubeletBackoffCap);
 
 // The registrar's wait after a transient refusal made `elapsed` after the first refusal since
-// the last confirmation (`first`: this is that refusal), with `random` in [0, 1): the first wait
-// is the back-off's initial 500 ms plus up to `cap`; each later one the back-off's gap at that
-// moment, plus up to as much again.
-absl::Duration TransientRetryWait(bool first, absl::Duration elapsed, double random,
+// the last confirmation, with `random` in [0, 1): kubelet's back-off gap at that moment plus a
+// random part of up to `cap`. Never shorter than kubelet's own wait, and spread over the cap
+// whatever the moment, so that a fleet's registrars refused together come back apart.
+absl::Duration TransientRetryWait(absl::Duration elapsed, double random,
                                   absl::Duration cap = kKubeletBackoffCap);
 
 // The watchdog's wait (RegistrationWait) made up to 10% longer by `random` in [0, 1), so that

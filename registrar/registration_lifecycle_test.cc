@@ -82,21 +82,19 @@ TEST(KubeletBackoffTest, AttemptsByEachMoment) {
   EXPECT_EQ(KubeletBackoffAttemptsBy(absl::Hours(1)), 37);
 }
 
-TEST(TransientRetryWaitTest, NeverShorterThanKubeletsGapAndAtMostTwiceIt) {
-  // The first: 500 ms plus up to the cap, which spreads a fleet refused together.
-  EXPECT_EQ(TransientRetryWait(true, absl::ZeroDuration(), 0.0), absl::Milliseconds(500));
-  EXPECT_EQ(TransientRetryWait(true, absl::ZeroDuration(), 0.5),
+TEST(TransientRetryWaitTest, KubeletsGapAtThatMomentPlusUpToTheCap) {
+  EXPECT_EQ(TransientRetryWait(absl::ZeroDuration(), 0.0), absl::Milliseconds(500));
+  EXPECT_EQ(TransientRetryWait(absl::ZeroDuration(), 0.5),
             absl::Milliseconds(500) + kKubeletBackoffCap / 2);
-  EXPECT_LT(TransientRetryWait(true, absl::ZeroDuration(), 1.0),
+  EXPECT_LT(TransientRetryWait(absl::ZeroDuration(), 1.0),
             absl::Milliseconds(500) + kKubeletBackoffCap);
-  // Later ones: kubelet's gap at that moment, up to twice it.
-  EXPECT_EQ(TransientRetryWait(false, absl::Seconds(60), 0.0), absl::Seconds(32));
-  EXPECT_EQ(TransientRetryWait(false, absl::Seconds(60), 0.5), absl::Seconds(48));
-  EXPECT_LT(TransientRetryWait(false, absl::Seconds(60), 1.0), absl::Seconds(64));
-  EXPECT_EQ(TransientRetryWait(false, absl::Hours(1), 0.0), kKubeletBackoffCap);
-  EXPECT_LT(TransientRetryWait(false, absl::Hours(1), 1.0), 2 * kKubeletBackoffCap);
+  EXPECT_EQ(TransientRetryWait(absl::Seconds(60), 0.0), absl::Seconds(32));
+  EXPECT_EQ(TransientRetryWait(absl::Seconds(60), 0.5), absl::Seconds(32 + 61));
+  EXPECT_EQ(TransientRetryWait(absl::Hours(1), 0.0), kKubeletBackoffCap);
+  EXPECT_LT(TransientRetryWait(absl::Hours(1), 1.0), 2 * kKubeletBackoffCap);
+  EXPECT_EQ(TransientRetryWait(absl::Seconds(10), 0.5, absl::Seconds(2)), absl::Seconds(3));
   // A random number out of range is taken as the nearest in range.
-  EXPECT_EQ(TransientRetryWait(false, absl::Hours(1), -3.0), kKubeletBackoffCap);
+  EXPECT_EQ(TransientRetryWait(absl::Hours(1), -3.0), kKubeletBackoffCap);
 }
 
 TEST(JitteredWatchdogWaitTest, UpToTenPercentLonger) {
@@ -145,11 +143,11 @@ TEST_F(LifecycleTest, ATransientRefusalOfAConfirmedRegistrationUnregistersAndBac
   Serve(2);
   EXPECT_TRUE(lifecycle_.retrying());
   // Refused again 61.5 s after the first: kubelet's gap then is 32 s (its attempts at 31.5 s and
-  // 63.5 s), and up to as much again.
+  // 63.5 s), plus up to the cap.
   const auto again =
       lifecycle_.Refused(Refusal(2, kApiServerAway), kStart + absl::Seconds(61.5), &outcome);
   EXPECT_EQ(again.step, Step::kWithdraw);
-  EXPECT_EQ(again.timer, absl::Seconds(48));
+  EXPECT_EQ(again.timer, absl::Seconds(32 + 61));
   EXPECT_EQ(lifecycle_.transient_refusals(), 2);
   EXPECT_EQ(lifecycle_.TimerFired().step, Step::kServe);
   Serve(3);
