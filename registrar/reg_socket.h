@@ -32,16 +32,16 @@ struct FileId {
 absl::StatusOr<std::string> RegistrationSocketPath(const std::string& dir,
                                                    const std::string& driver_name);
 
-// How many names a driver's registration socket may take: the path above (index 0) and
-// <dir>/<driver_name>-reg-<index>.sock for index 1 to 16. Kubelet v1.36 and later hold back each
-// failed registration by its socket's path (goroutinemap, up to 2 min 2 s); after an outage the
-// registrar offers its socket under the next name, which kubelet tries at once (registrar.h).
-// A name comes back after 16 others, each offered for at least 8 s: 128 s and more, by which
-// kubelet's hold on it has ended.
+// How many names release 1.2.0 gave a driver's registration socket: the path above (index 0) and
+// <dir>/<driver_name>-reg-<index>.sock for index 1 to 16, which it offered in turn after an
+// outage. This registrar serves index 0 only, and removes a stale socket it finds under the
+// others at start (registrar.h): kubelet holds a driver by its socket's path until that socket
+// is deleted.
 inline constexpr int kRegistrationSocketNames = 17;
 
-// The registration socket's path under name `index` (0 to kRegistrationSocketNames - 1), from
-// its path under index 0 (RegistrationSocketPath); an error if the socket path limit forbids it.
+// The registration socket's path under release 1.2.0's name `index` (0 to
+// kRegistrationSocketNames - 1), from its path under index 0 (RegistrationSocketPath); an error if
+// the socket path limit forbids it.
 absl::StatusOr<std::string> RegistrationSocketPathAt(const std::string& primary, int index);
 
 // OK if `dir` exists, is a directory and this process may create a socket in it; otherwise an

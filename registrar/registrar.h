@@ -19,14 +19,12 @@
 //    registration socket when the name changed;
 //  - answers kubelet's refusal before exiting 1, and handles SIGINT like SIGTERM;
 //  - offers its socket again when kubelet never confirms it (--registration-retry-after), and
-//    does not take a refusal for a socket it has since replaced, or one that follows its own
-//    re-offer, as kubelet's verdict (registration_watchdog.h);
-//  - keeps serving through a refusal that goes away by itself (the API server away), and offers
-//    its socket again after 3, 4, then every 8 s; when kubelet tries the socket again by itself
-//    within the first 3 s (v1.36 and later), under the driver's next socket name (reg_socket.h),
-//    as kubelet holds back each retry of one path for up to 2 min 2 s. Earlier kubelets get the
-//    same path: they still hold the refused plugin, and deregister it when its path goes, which
-//    only the same path orders before the new registration;
+//    does not take a refusal for a socket it has since replaced as kubelet's verdict
+//    (registration_watchdog.h);
+//  - rides out a refusal that goes away by itself (the API server away) without an exit: it
+//    withdraws its socket and offers it again, at the same path, no sooner than kubelet's own
+//    per-socket back-off would retry it, with a random part that spreads a fleet's registrars
+//    (registration_lifecycle.h, which holds the registration's states and events);
 //  - removes only the socket it created, never one another process put at the same path.
 #ifndef NDR_REGISTRAR_REGISTRAR_H_
 #define NDR_REGISTRAR_REGISTRAR_H_

@@ -454,25 +454,16 @@ void Harness::CheckNotifyRefusedForNow() {
                              "; kubelet's crash-loop back-off decides when it is registered "
                              "again, up to 5 minutes after the API server is back"));
   } else {
-    // Kept serving: a socket in the registration directory answers as the driver, under its
-    // first name or another (ours moves it when kubelet retries by itself, and the suite's own
-    // GetInfo calls are such retries to it).
-    std::string serving;
-    PollUntil(
-        [&] {
-          serving = instance->ServingSocket(kDriverName);
-          return !serving.empty() || instance->Exited();
-        },
-        config_.timeout);
-    if (serving.empty()) {
-      Fail(check, absl::StrCat("answered and kept running, but no socket in the registration "
-                               "directory serves ", kDriverName, "; the registrar ",
-                               instance->State()));
-    } else {
-      Pass(check, absl::StrCat("answered (code ", s.error_code(), ") and kept serving for ",
-                               absl::FormatDuration(config_.timeout), " after the refusal, at ",
-                               serving.substr(serving.find_last_of('/') + 1)));
-    }
+    // Kept running. Whether a socket serves meanwhile is the registrar's retry policy, which no
+    // contract fixes: ours withdraws its socket and offers it again after kubelet's back-off
+    // (refusals.md), another may keep serving. Reported either way.
+    const std::string serving = instance->ServingSocket(kDriverName);
+    Pass(check, absl::StrCat("answered (code ", s.error_code(), ") and kept running for ",
+                             absl::FormatDuration(config_.timeout), " after the refusal; ",
+                             serving.empty()
+                                 ? "its socket is withdrawn meanwhile (offered again later)"
+                                 : absl::StrCat("serving at ",
+                                                serving.substr(serving.find_last_of('/') + 1))));
   }
 }
 

@@ -304,7 +304,7 @@ def series(policy, kind, minutes, nodes, drivers, out):
         if m * 60 > f.fault.end + 600 and not any(a):
             break
         out.write(f"  minute {m:3d}: {sum(a) / 60:8.1f} {max(a):6d}   "
-                  f"{sum(r) / 60:9.1f} {max(r):7d}\n")
+                  f"{sum(r) / 60:9.1f} {max(r):7.0f}\n")
 
 
 def main(argv):
