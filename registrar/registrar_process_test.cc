@@ -93,16 +93,6 @@ grpc::Status GetInfo(const std::string& socket, pluginregistration::PluginInfo* 
       ->GetInfo(Context().get(), {}, info);
 }
 
-// Whether the socket answers GetInfo, asked as the registrar's health check asks.
-bool Answers(const std::string& socket) {
-  auto context = Context();
-  context->AddMetadata("x-ndr-registrar-health-check", "1");
-  pluginregistration::PluginInfo info;
-  return pluginregistration::Registration::NewStub(Channel(socket))
-      ->GetInfo(context.get(), {}, &info)
-      .ok();
-}
-
 std::string InfoName(const std::string& socket) {
   pluginregistration::PluginInfo info;
   return GetInfo(socket, &info).ok() ? info.name() : "";

@@ -380,7 +380,9 @@ TEST(LifecycleSequenceTest, RandomEventsHoldTheInvariants) {
         // A verdict for an older socket, which changes nothing.
         const State before = lifecycle.state();
         apply(lifecycle.Refused(Refusal(generation == 0 ? 0 : generation - 1, kEmptyNodeId), now));
-        if (generation > 1) EXPECT_EQ(lifecycle.state(), before);
+        if (generation > 1) {
+          EXPECT_EQ(lifecycle.state(), before);
+        }
       } else if (event == 5 && served && unit(rng) < 0.2) {
         served = false;
         last_verdict_yes = false;
@@ -392,7 +394,9 @@ TEST(LifecycleSequenceTest, RandomEventsHoldTheInvariants) {
       if (lifecycle.registered()) {
         ASSERT_TRUE(served && last_verdict_yes) << "registered without kubelet's yes";
       }
-      if (lifecycle.state() == State::kBackingOff) ASSERT_FALSE(lifecycle.registered());
+      if (lifecycle.state() == State::kBackingOff) {
+        ASSERT_FALSE(lifecycle.registered());
+      }
     }
   }
 }
