@@ -233,4 +233,36 @@ expect "registration and pod timed" "$got" done
   got="no (registered a ${D2_WHEN[a]} s, b ${D2_WHEN[b]} s; pods ${D2_WHEN_POD[a]} s, ${D2_WHEN_POD[b]} s)"
 expect "the pod that ran first is timed first" "$got" yes
 
+# After a fault, ours' row must show no attempt ahead of kubelet's back-off and a registration
+# within 2 x 2 min 2 s (and 16 s); the Go registrar's row is reported, not judged.
+D2_GO_IMAGE=go-image
+D2_IMAGE_OF=([a]=go-image [b]=ours-image)
+paced='{"within_backoff": true, "ahead": null}'
+ahead='{"within_backoff": false, "ahead": {"at_s": 40.0, "after_s": 8.5, "backoff_s": 32.0}}'
+expect "ours paced and back in time" "$(d2_ours_paced b "$paced" 200)" ""
+expect "ours ahead of the back-off" "$(d2_ours_paced b "$ahead" 200)" \
+  "; a registration attempt 40.0 s into the fault came 8.5 s after the one before, where kubelet's own back-off waits 32.0 s"
+expect "ours back too late" "$(d2_ours_paced b "$paced" 261)" \
+  "; registered again 261 s after the fault's end, later than 2 x 2 min 2 s allow"
+expect "ours never back is the row's own failure" "$(d2_ours_paced b "$paced" no)" ""
+expect "the Go registrar is not judged" "$(d2_ours_paced a "$ahead" 900)" ""
+
+# The crash loop is seen in the registrar container's state, not another container's.
+printf '{"items": [{"metadata": {"name": "day2-b-x"}}]}\n' >"$work/api/ds-b.json"
+printf '{"status": {"containerStatuses": [{"name": "csi-node-driver-registrar", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}\n' \
+  >"$work/api/pod-day2-b-x.json"
+rn_kubectl() {
+  case "$*" in
+    "-n kube-system get pods -l app=day2-"*" -o json") cat "$work/api/ds-${6#app=day2-}.json" ;;
+    "-n kube-system get pod "*" -o json") cat "$work/api/pod-$5.json" 2>/dev/null ;;
+    *) echo "rn_kubectl: not answered here: $*" >&2; return 1 ;;
+  esac
+}
+d2_registrar_waiting b && got=yes || got=no
+expect "the registrar in CrashLoopBackOff" "$got" yes
+printf '{"status": {"containerStatuses": [{"name": "csi-node-driver-registrar", "state": {"running": {}}}, {"name": "sample-csi-driver", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}\n' \
+  >"$work/api/pod-day2-b-x.json"
+d2_registrar_waiting b && got=yes || got=no
+expect "another container's crash loop is not the registrar's" "$got" no
+
 ((failures == 0)) || { echo "$failures failed"; exit 1; }

@@ -16,7 +16,7 @@
 #   - whether a pod created during the change ran with its volume, and when;
 #   - when the driver was registered again, and how often the registrar's container restarted.
 
-D2_ALL=(kubelet drivers swap locked-down api-away reboot)
+D2_ALL=(kubelet drivers swap locked-down api-away brownout rollback reboot)
 D2_DIR=$RN_WORK/day2
 D2_ROWS=$D2_DIR/rows.jsonl
 D2_WATCH=$D2_DIR/csinode-watch.txt
@@ -271,7 +271,8 @@ d2_watch_caught_up() {
 # RECOVERED: seconds until registered again, or "no", or "–" where nothing was to recover;
 # RESTARTS_BEFORE: the registrar's restart count before. PROBLEMS: what is wrong ("" for
 # nothing). Appends the row's JSON to D2_ROWS_NOW and to the run's rows. With D2_REPORTED=1 the
-# row is reported, not required: its problems are said, and are not a failure.
+# row is reported, not required: its problems are said, and are not a failure. D2_ATTEMPTS, where
+# set, is the row's registration attempts per minute (d2_attempts).
 d2_row() {  # d2_row SCENARIO STEP LETTER START OFFSET NEW_POD RECOVERED RESTARTS_BEFORE PROBLEMS [NOTE]
   local scenario=$1 step=$2 l=$3 start=$4 offset=$5 new_pod=$6 recovered=$7 restarts_before=$8
   local problems=$9 note=${10:-} driver kubelet csinode pods restarts
@@ -299,7 +300,7 @@ d2_row() {  # d2_row SCENARIO STEP LETTER START OFFSET NEW_POD RECOVERED RESTART
   d2_in_csinode "$driver" || problems+="${problems:+; }CSINode does not list $driver at the end"
   local row
   row=$(python3 - "$scenario" "$step" "$(d2_who "$l")" "$kubelet" "$csinode" "$pods" "$new_pod" \
-    "$recovered" "$restarts" "$problems" "$note" "${D2_REPORTED:-}" <<'EOF'
+    "$recovered" "$restarts" "$problems" "$note" "${D2_REPORTED:-}" "${D2_ATTEMPTS:-}" <<'EOF'
 import json, sys
 a = sys.argv[1:]
 def secs(v):
@@ -307,6 +308,7 @@ def secs(v):
 print(json.dumps({"scenario": a[0], "step": a[1], "registrar": a[2], "kubelet": json.loads(a[3]),
                   "csinode": json.loads(a[4]), "pods": a[5], "new_pod": secs(a[6]),
                   "recovered": secs(a[7]), "restarts": int(a[8]),
+                  "attempts": json.loads(a[12]) if a[12] else None,
                   "verdict": ("reported, not required: " if a[11] else "FAIL: ") + a[9]
                              if a[9] else "ok", "note": a[10]}))
 EOF
@@ -753,7 +755,7 @@ d2_failed_in() {  # d2_failed_in FILE OFFSET LETTER
 # away; with "kubelet", kubelet is also restarted half-way through (a node rebooted during a
 # control-plane outage). Appends both rows; says what went wrong in D2_EXTRA.
 d2_api_away_step() {  # d2_api_away_step MINUTES [kubelet]
-  local minutes=$1 also=${2:-} start offset back id ids=() l step
+  local minutes=$1 also=${2:-} start offset back id ids=() l step kubelet_started=
   local -A restarts=() rec=()
   step="away ${minutes} min"
   [[ $also == kubelet ]] && step+=", kubelet restarted half-way"
@@ -773,6 +775,7 @@ d2_api_away_step() {  # d2_api_away_step MINUTES [kubelet]
     while ((SECONDS < half)); do sleep 5; done  # half the outage, not a wait for anything
     kill "${RN_PID_OF[kubelet]}"
     poll 60 bash -c "! kill -0 ${RN_PID_OF[kubelet]}"
+    kubelet_started=$(d2_now)
     # kubelet cannot report the node Ready without the API server: only its own health counts.
     RN_KUBELET_NO_NODE_WAIT=1 rn_start_kubelet ||
       { D2_EXTRA+="${D2_EXTRA:+; }kubelet did not start again while the API server was away"; }
@@ -783,10 +786,13 @@ d2_api_away_step() {  # d2_api_away_step MINUTES [kubelet]
   local since away_end
   since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   away_end=$(d2_log_size)
+  local back_epoch
+  back_epoch=$(d2_now)
   rn_start_apiserver || { D2_EXTRA+="${D2_EXTRA:+; }the API server did not come back"; return 1; }
   back=$SECONDS
   d2_when_each "$back" 600 d2_back_registered "$offset" "$since"
   for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
+  d2_minute_after "$back_epoch"
   # kubelet's log up to the API server's return (the reader seeks: a file, not a pipe).
   head -c "$away_end" "$RN_WORK/logs/kubelet.log" >"$D2_DIR/kubelet-while-away.log"
   for l in a b; do
@@ -798,10 +804,49 @@ d2_api_away_step() {  # d2_api_away_step MINUTES [kubelet]
       problems="kubelet's log shows no failed registration of the driver while the API server was away"
     # The harness's own kill restarts each registrar's container once: not the registrar's. The
     # watch reconnects once, when the API server is back.
+    local D2_ATTEMPTS
+    D2_ATTEMPTS=$(d2_attempts "$offset" "$l" "$start" "$back_epoch" $kubelet_started)
+    problems+=$(d2_ours_paced "$l" "$D2_ATTEMPTS" "${rec[$l]}")
     D2_WATCH_BREAKS=1 d2_row api-away "$step" "$l" "$start" "$offset" – "${rec[$l]}" \
-      "$((restarts[$l] + 1))" "$problems" \
+      "$((restarts[$l] + 1))" "${problems#; }" \
       "seconds from the API server's return; failed registrations while it was away: ${failed:-?}; restarts less the harness's kill; $(d2_registrar_log_says "$l")"
   done
+}
+
+# The registration attempts of LETTER's driver per minute of a fault from START to END (epoch
+# seconds) and in the minute after, against kubelet's own back-off (day2_observe.py attempts),
+# counted afresh after each KUBELET_START.
+d2_attempts() {  # d2_attempts OFFSET LETTER START END [KUBELET_START...]
+  local offset=$1 l=$2
+  shift 2
+  d2_obs attempts "$RN_WORK/logs/kubelet.log" "$offset" "$(d2_driver "$l")" "$@"
+}
+
+# The minute after a fault's end is part of what the rows count: they are written once it is over
+# (the observation's window, not a wait for anything).
+d2_minute_after() {  # d2_minute_after END_EPOCH
+  local end=${1%.*}
+  while (($(date +%s) < end + 61)); do sleep 1; done
+}
+
+# What ours' row must also show after a fault (each problem with a leading "; "): no
+# registration attempt sooner than kubelet's own back-off allows, and registered again within
+# that back-off's longest gap and ours' jitter after the fault's end (2 min 2 s + up to 2 min 2 s,
+# with 16 s for the registration itself). The Go registrar's rows report the same, unjudged.
+d2_ours_paced() {  # d2_ours_paced LETTER ATTEMPTS_JSON RECOVERED
+  [[ $(d2_who "$1") == ours ]] || return 0
+  python3 - "$2" "$3" <<'EOF2'
+import json, sys
+a, rec = json.loads(sys.argv[1]), sys.argv[2]
+out = ""
+if not a["within_backoff"]:
+    x = a["ahead"]
+    out += ("; a registration attempt %.1f s into the fault came %.1f s after the one before, where"
+            " kubelet's own back-off waits %.1f s" % (x["at_s"], x["after_s"], x["backoff_s"]))
+if rec.isdigit() and int(rec) > 260:
+    out += "; registered again %s s after the fault's end, later than 2 x 2 min 2 s allow" % rec
+print(out, end="")
+EOF2
 }
 
 d2_scenario_api_away() {
@@ -810,6 +855,116 @@ d2_scenario_api_away() {
   for minutes in "${D2_API_AWAY[@]}"; do d2_api_away_step "$minutes" || break; done
   [[ -n $D2_EXTRA ]] || d2_api_away_step 2 kubelet
   d2_verdict api-away "the API server stopped and both registrars started while it was away ($(IFS=,; echo "${D2_API_AWAY[*]}") min, and 2 min with kubelet restarted half-way): both registered again once it was back, volumes kept" "$D2_EXTRA"
+}
+
+# --- 7. a brownout: the API server there, answering nothing in time -------------------------
+
+# The API server's process stopped (SIGSTOP) for MINUTES and continued (SIGCONT): its port still
+# takes connections (the kernel completes them into the listen backlog) and what kubelet has open
+# stays open, but nothing is answered. Each of kubelet's requests fails on its client's own
+# timeouts (a TLS handshake after 10 s, an HTTP/2 connection found dead by its health check after
+# 30 s + 15 s; k8s.io/client-go transport, v0.37.2), not on a refused connection as when the API
+# server is away. Both registrars start again at its beginning, as in api-away.
+d2_brownout_step() {  # d2_brownout_step MINUTES
+  local minutes=$1 start offset id ids=() l pid=${RN_PID_OF[kube-apiserver]}
+  local -A restarts=() rec=()
+  start=$(d2_now) offset=$(d2_log_size)
+  for l in a b; do
+    restarts[$l]=$(d2_restarts "$l")
+    ids+=("$(d2_registrar_container "$l")")
+  done
+  kill -STOP "$pid" || { D2_EXTRA+="${D2_EXTRA:+; }the API server could not be stopped"; return 1; }
+  for id in "${ids[@]}"; do rn_ctr tasks kill -s SIGKILL "$id" >&2; done
+  rn_log "day2 brownout: the API server answers nothing for $minutes min"
+  local until_=$((SECONDS + minutes * 60))
+  while ((SECONDS < until_)); do sleep 5; done  # the brownout's length, not a wait for anything
+  local since back_epoch away_end back
+  since=$(d2_since_now) away_end=$(d2_log_size) back_epoch=$(d2_now)
+  kill -CONT "$pid"
+  back=$SECONDS
+  d2_when_each "$back" 600 d2_back_registered "$offset" "$since"
+  for l in a b; do rec[$l]=${D2_WHEN[$l]}; done
+  d2_minute_after "$back_epoch"
+  head -c "$away_end" "$RN_WORK/logs/kubelet.log" >"$D2_DIR/kubelet-in-brownout.log"
+  for l in a b; do
+    local failed problems= D2_ATTEMPTS
+    failed=$(d2_failed_in "$D2_DIR/kubelet-in-brownout.log" "$offset" "$l")
+    [[ $failed =~ ^[1-9] ]] ||
+      problems="; kubelet's log shows no failed registration of the driver during the brownout"
+    D2_ATTEMPTS=$(d2_attempts "$offset" "$l" "$start" "$back_epoch")
+    problems+=$(d2_ours_paced "$l" "$D2_ATTEMPTS" "${rec[$l]}")
+    # The watch's connection may have been dropped while nothing was answered: nothing changed
+    # CSINode then, as the API server served no request.
+    D2_WATCH_BREAKS=1 d2_row brownout "answers nothing for ${minutes} min (SIGSTOP)" "$l" "$start" \
+      "$offset" – "${rec[$l]}" "$((restarts[$l] + 1))" "${problems#; }" \
+      "seconds from the API server's answering again; failed registrations during the brownout: ${failed:-?}; restarts less the harness's kill; $(d2_registrar_log_says "$l")"
+  done
+}
+
+d2_scenario_brownout() {
+  D2_EXTRA=
+  d2_brownout_step 3
+  d2_verdict brownout "the API server stopped answering (reachable, its process stopped) for 3 min and both registrars started during it: both registered again once it answered, ours never ahead of kubelet's own back-off and never restarted, volumes kept" "$D2_EXTRA"
+}
+
+# --- 8. a rollback from a crash-looping registrar --------------------------------------------
+
+d2_registrar_waiting() {  # the registrar container of LETTER's pod waits in CrashLoopBackOff
+  rn_kubectl -n kube-system get pod "$(d2_ds_pod "$1")" -o json 2>/dev/null | python3 -c '
+import json, sys
+sys.exit(0 if [c for c in json.load(sys.stdin)["status"].get("containerStatuses", [])
+               if c["name"] == "csi-node-driver-registrar"
+               and c.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"] else 1)'
+}
+d2_registrar_not() {  # d2_registrar_not CONTAINER_ID LETTER: that container no longer runs
+  [[ $(d2_registrar_container "$2") != "$1" ]]
+}
+
+# Driver b's registrar (ours) killed with SIGKILL each time it runs, three times, as the OOM
+# killer does to a container over its limit: it dies under its socket's name, leaving the file,
+# and kubelet holds it back (CrashLoopBackOff). Then the DaemonSet is rolled back to the Go
+# registrar, which must register on its first start: its socket's name is the one kubelet saw
+# deleted, so kubelet forgot the earlier registration (a stale name under another path would make
+# kubelet refuse it as "Another driver with the same name").
+d2_scenario_rollback() {
+  local l=b extra= start offset s0 id kills rec=no stale problems= D2_SINCE
+  local socket=/var/lib/kubelet/plugins_registry/$(d2_driver b)-reg.sock
+  if [[ ${D2_IMAGE_OF[b]} != "$D2_OURS_IMAGE" ]]; then
+    offset=$(d2_log_size)
+    rn_kubectl -n kube-system set image daemonset/day2-b "csi-node-driver-registrar=$D2_OURS_IMAGE" >&2
+    D2_IMAGE_OF[b]=$D2_OURS_IMAGE
+    poll 240 d2_rollout_done b && poll 120 d2_registered_since "$offset" b ||
+      extra="driver b did not register with ours before the crash loop"
+  fi
+  for kills in 1 2 3; do
+    poll 120 d2_registrar_running b || { extra+="${extra:+; }ours was not running for kill $kills"; break; }
+    id=$(d2_registrar_container b)
+    rn_ctr tasks kill -s SIGKILL "$id" >&2
+    poll 30 d2_registrar_not "$id" b
+  done
+  poll 60 d2_registrar_waiting b ||
+    extra+="${extra:+; }ours' container was not seen in CrashLoopBackOff after three kills"
+  if [[ -S $socket ]]; then stale="its socket left behind"; else stale="no socket left"; fi
+  D2_SINCE=$(d2_since_now)
+  start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS
+  rn_kubectl -n kube-system set image daemonset/day2-b "csi-node-driver-registrar=$D2_GO_IMAGE" >&2
+  D2_IMAGE_OF[b]=$D2_GO_IMAGE
+  local deadline=$((SECONDS + 240))
+  while ((SECONDS < deadline)); do
+    d2_rollout_done b && d2_registered_since "$offset" b >/dev/null 2>&1 && { rec=$((SECONDS - s0)); break; }
+    sleep 1
+  done
+  (($(d2_restarts b) == 0)) ||
+    problems="the Go registrar did not register on its first start: restarted $(d2_restarts b) times"
+  d2_row rollback "ours in CrashLoopBackOff (SIGKILL x3, $stale), the DaemonSet rolled to Go" b \
+    "$start" "$offset" – "$rec" 0 "$problems" "seconds from kubectl set image; restarts of the Go registrar's new container"
+  # Back to ours, for the scenarios after this one.
+  offset=$(d2_log_size)
+  rn_kubectl -n kube-system set image daemonset/day2-b "csi-node-driver-registrar=$D2_OURS_IMAGE" >&2
+  D2_IMAGE_OF[b]=$D2_OURS_IMAGE
+  poll 240 d2_rollout_done b && poll 120 d2_registered_since "$offset" b ||
+    extra+="${extra:+; }driver b did not register again with ours after the rollback"
+  d2_verdict rollback "ours killed three times into CrashLoopBackOff, then the DaemonSet rolled back to the Go registrar $RN_GO_REGISTRAR_TAG: registered on its first start, volumes kept" "$extra"
 }
 
 # --- 4. reboot -------------------------------------------------------------------------------

@@ -25,11 +25,21 @@
       line "EPOCH_SECONDS @RESOURCE_VERSION NAME NAME ..." per ADDED or MODIFIED event (a DELETED
       object has no drivers), flushed at once: the input of "csinode". With --reconnect (every
       connection but the first) it writes "EPOCH_SECONDS !connected" before the first event.
+  day2_observe.py attempts LOG OFFSET DRIVER FAULT_START FAULT_END [KUBELET_START ...]
+      kubelet's registration attempts of DRIVER (its "Register new plugin with name: DRIVER at
+      endpoint" lines: each is one InstallCSIDriver, the requests to the API server an attempt
+      costs) from byte OFFSET on, by minute of the fault (epoch seconds FAULT_START to FAULT_END)
+      and in the minute after it, as JSON, with the yardstick: how many attempts kubelet v1.36+'s
+      own back-off on one socket path allows (after the n-th failed attempt 500 ms * 2^(n-1), at
+      most 2 min 2 s; pkg/util/goroutinemap/exponentialbackoff, v1.37.2), counted afresh after
+      each KUBELET_START (a kubelet started again forgets its back-off): "within_backoff" is
+      whether no attempt came sooner after the one before than that, "ahead" the first that did.
   day2_observe.py table ROWS
       the rows the scenarios wrote (JSON lines) as one Markdown table.
 """
 
 import json
+import math
 import re
 import sys
 import time
@@ -67,6 +77,56 @@ def kubelet_counts(log_text, driver):
         counts["succeeded"] += 1
         counts["last_ok"] = True
     return counts
+
+
+# kubelet's per-socket-path back-off (pkg/util/goroutinemap/exponentialbackoff/
+# exponential_backoff.go, v1.37.2: initialDurationBeforeRetry 500 ms, maxDurationBeforeRetry
+# 2 min 2 s), as registrar/registration_lifecycle.cc reckons it.
+BACKOFF_INITIAL_S = 0.5
+BACKOFF_CAP_S = 122.0
+KLOG_TIME = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) ")
+
+
+def klog_epoch(line, year):
+    """The epoch seconds of a klog line's header (local time, as klog writes it; klog leaves the
+    year out), or None for a line without one."""
+    m = KLOG_TIME.match(line)
+    if not m:
+        return None
+    month, day, hour, minute = (int(g) for g in m.groups()[:4])
+    seconds = float(m.group(5))
+    whole = time.mktime((year, month, day, hour, minute, int(seconds), 0, 0, -1))
+    return whole + seconds - int(seconds)
+
+
+def registration_attempts(log_text, driver, fault_start, fault_end, kubelet_starts=()):
+    year = time.localtime(fault_start).tm_year
+    marker = "Register new plugin with name: " + driver + " at endpoint"
+    times = sorted(t for t in (klog_epoch(line, year) for line in log_text.splitlines()
+                               if marker in line)
+                   if t is not None and fault_start <= t < fault_end + 60)
+    minutes = max(1, math.ceil((fault_end - fault_start) / 60 - 1e-9))
+    per_minute = [0] * minutes
+    for t in times:
+        if t < fault_end:
+            per_minute[min(minutes - 1, int((t - fault_start) // 60))] += 1
+    after = len([t for t in times if t >= fault_end])
+    # The yardstick: kubelet's own back-off, one series per kubelet process (a kubelet started
+    # again forgets it). After its n-th failed attempt kubelet waits 500 ms * 2^(n-1), at most
+    # 2 min 2 s: an attempt sooner than that after the one before is ahead of it (with 50 ms for
+    # the clock of the log's lines). Every gap at least kubelet's means every attempt at or after
+    # the time of kubelet's own attempt of the same number.
+    bounds = sorted(s for s in kubelet_starts if fault_start < s < fault_end + 60)
+    ahead = None
+    for lo, hi in zip([fault_start] + bounds, bounds + [math.inf]):
+        series = [t for t in times if lo <= t < hi]
+        for n in range(1, len(series)):
+            gap = min(BACKOFF_INITIAL_S * 2 ** (n - 1), BACKOFF_CAP_S)
+            if series[n] - series[n - 1] < gap - 0.05 and ahead is None:
+                ahead = {"at_s": round(series[n] - fault_start, 1),
+                         "after_s": round(series[n] - series[n - 1], 1), "backoff_s": gap}
+    return {"per_minute": per_minute, "after": after, "total": len(times),
+            "within_backoff": ahead is None, "ahead": ahead}
 
 
 def watch_lines(events, out, now=time.time, reconnect=False):
@@ -186,6 +246,7 @@ COLUMNS = [
     ("new_pod", "pod created during the change"),
     ("recovered", "registered again after"),
     ("restarts", "registrar restarts"),
+    ("attempts", "registration attempts per minute: during the fault · the minute after"),
     ("verdict", "verdict"),
 ]
 
@@ -196,6 +257,9 @@ def cell(row, key):
         return "%d / %d / %d" % (value["succeeded"], value["deregistered"], value["failed"])
     if key == "csinode" and isinstance(value, dict):
         return "%d / %d, %.1f s" % (value["removed"], value["added"], value["longest_away_s"])
+    if key == "attempts" and isinstance(value, dict):
+        return "%s · %d%s" % (" ".join(str(n) for n in value["per_minute"]), value["after"],
+                              "" if value["within_backoff"] else " (ahead of kubelet's back-off)")
     if value is None:
         return "–"
     return str(value).replace("|", "\\|").replace("\n", " ")
@@ -233,6 +297,13 @@ def main(argv):
             return 0 if caught_up(watch_resource_versions(f.read()), argv[3]) else 1
     if len(argv) in (2, 3) and argv[1] == "watch-lines" and argv[2:] in ([], ["--reconnect"]):
         watch_lines(sys.stdin, sys.stdout, reconnect=argv[2:] == ["--reconnect"])
+        return 0
+    if len(argv) >= 7 and argv[1] == "attempts":
+        with open(argv[2], "rb") as f:
+            f.seek(int(argv[3]))
+            text = f.read().decode("utf-8", errors="replace")
+        print(json.dumps(registration_attempts(text, argv[4], float(argv[5]), float(argv[6]),
+                                               [float(a) for a in argv[7:]])))
         return 0
     if len(argv) == 3 and argv[1] == "table":
         with open(argv[2], encoding="utf-8") as f:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,6 +22,15 @@ B = "b.day2.csi.example.com"
 def register(driver):
     return ('I1128 05:01:02.000001    4242 csi_plugin.go:119] kubernetes.io/csi: Register new plugin '
             'with name: %s at endpoint: /var/lib/kubelet/plugins/%s/csi.sock' % (driver, driver))
+
+
+def register_at(driver, epoch):
+    """register(driver) with klog's header for the local time at epoch seconds."""
+    t = time.localtime(epoch)
+    return register(driver).replace(
+        "I1128 05:01:02.000001",
+        "I%02d%02d %02d:%02d:%02d.%06d" % (t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                                           round((epoch % 1) * 1e6)), 1)
 
 
 def deregister(driver):
@@ -189,17 +199,65 @@ class Observe(unittest.TestCase):
                              capture_output=True, text=True)
         self.assertEqual(out.stdout, "")
 
+    # A fault that began at a whole second, in this year (klog leaves the year out).
+    T0 = float(int(time.mktime((time.localtime().tm_year, 6, 15, 10, 0, 0, 0, 0, -1))))
+
+    def attempts(self, offsets, fault_s, starts=(), driver=A, extra=()):
+        lines = [register_at(driver, self.T0 + o) for o in offsets] + list(extra)
+        return json.loads(self.run_script(
+            "attempts", self.write("kubelet.log", lines), "0", A, str(self.T0),
+            str(self.T0 + fault_s), *[str(self.T0 + s) for s in starts]))
+
+    def test_attempts_as_kubelets_own_back_off_makes_them_are_within_it(self):
+        # 0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5, 63.5, 127.5, 249.5, then every 122 s.
+        at, gap, offsets = 0.0, 0.5, []
+        while at < 400:
+            offsets.append(at)
+            at, gap = at + gap, min(gap * 2, 122)
+        got = self.attempts(offsets, 312)
+        self.assertTrue(got["within_backoff"], got)
+        self.assertEqual(got["per_minute"], [7, 1, 1, 0, 1, 0])
+        self.assertEqual(got["after"], 1)  # at 371.5 s: in the minute after the fault's end
+        self.assertEqual(got["total"], 11)
+
+    def test_an_attempt_sooner_than_the_back_off_allows_is_ahead(self):
+        # After the seventh failure kubelet waits 32 s; the eighth came 8.5 s after it.
+        got = self.attempts([0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5, 40], 120)
+        self.assertFalse(got["within_backoff"])
+        self.assertEqual(got["ahead"], {"at_s": 40.0, "after_s": 8.5, "backoff_s": 32.0})
+        # Saved-up waiting is no credit: two attempts 10 s apart after a quiet 200 s are ahead
+        # of the third gap (2 s is fine, the fourth's 4 s is not).
+        got = self.attempts([0, 200, 202, 204.5, 206], 300)
+        self.assertEqual(got["ahead"], {"at_s": 206.0, "after_s": 1.5, "backoff_s": 4.0})
+
+    def test_a_kubelet_started_again_begins_its_own_back_off(self):
+        # After the restart at 100 s the new kubelet's first attempt may follow the old one's
+        # last at once, and its second 0.5 s later.
+        got = self.attempts([0, 99.8, 100.2, 100.7], 180, starts=[100])
+        self.assertTrue(got["within_backoff"], got)
+        # Without the restart the same attempts are ahead of one back-off series.
+        self.assertFalse(self.attempts([0, 99.8, 100.2, 100.7], 180)["within_backoff"])
+
+    def test_attempts_outside_the_window_and_other_drivers_do_not_count(self):
+        got = self.attempts([-5, 10, 200], 60, extra=[register_at(B, self.T0 + 11)])
+        self.assertEqual(got["per_minute"], [1])
+        self.assertEqual(got["after"], 0)
+        self.assertEqual(got["total"], 1)
+
     def test_the_table_escapes_cells_and_lists_notes(self):
         row = {"scenario": "swap", "step": "Go → ours", "registrar": "ours",
                "kubelet": {"registered": 1, "deregistered": 1, "failed": 0, "succeeded": 1,
                            "last_ok": True},
                "csinode": {"removed": 1, "added": 1, "longest_away_s": 3.25},
                "pods": "2/2", "new_pod": "7 s", "recovered": "5 s", "restarts": 0,
+               "attempts": {"per_minute": [3, 0, 1], "after": 1, "total": 5,
+                            "within_backoff": False, "ahead": None},
                "verdict": "ok", "note": "a|b"}
         out = self.run_script("table", self.write("rows.jsonl", [json.dumps(row)]))
         lines = out.splitlines()
         self.assertEqual(len(lines[0].split(" | ")), len(lines[2].split(" | ")))
-        self.assertIn("| 1 / 1 / 0 | 1 / 1, 3.2 s | 2/2 | 7 s | 5 s | 0 | ok |", lines[2])
+        self.assertIn("| 1 / 1 / 0 | 1 / 1, 3.2 s | 2/2 | 7 s | 5 s | 0 | 3 0 1 · 1 (ahead of "
+                      "kubelet's back-off) | ok |", lines[2])
         self.assertIn("- swap, Go → ours, ours: a|b", out)
 
 
