@@ -863,8 +863,9 @@ d2_scenario_api_away() {
 # takes connections (the kernel completes them into the listen backlog) and what kubelet has open
 # stays open, but nothing is answered. Each of kubelet's requests fails on its client's own
 # timeouts (a TLS handshake after 10 s, an HTTP/2 connection found dead by its health check after
-# 30 s + 15 s; k8s.io/client-go transport, v0.37.2), not on a refused connection as when the API
-# server is away. Both registrars start again at its beginning, as in api-away.
+# 30 s + 15 s; k8s.io/apimachinery pkg/util/net/http.go SetTransportDefaults, v0.37.2), not on
+# a refused connection as when the API server is away. Both registrars start again at its
+# beginning, as in api-away.
 d2_brownout_step() {  # d2_brownout_step MINUTES
   local minutes=$1 start offset id ids=() l pid=${RN_PID_OF[kube-apiserver]}
   local -A restarts=() rec=()
