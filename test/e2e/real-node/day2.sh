@@ -890,15 +890,19 @@ d2_brownout_step() {  # d2_brownout_step MINUTES
   for l in a b; do
     local failed problems= D2_ATTEMPTS
     failed=$(d2_failed_in "$D2_DIR/kubelet-in-brownout.log" "$offset" "$l")
-    [[ $failed =~ ^[1-9] ]] ||
-      problems="; kubelet's log shows no failed registration of the driver during the brownout"
     D2_ATTEMPTS=$(d2_attempts "$offset" "$l" "$start" "$back_epoch")
+    # The scenario is what it says only if kubelet began a registration of the driver while
+    # nothing was answered. It need not have failed: kubelet v1.37.2 holds a registration whose
+    # requests go unanswered and completes it once they are (seen on this node).
+    python3 -c 'import json, sys; sys.exit(0 if sum(json.loads(sys.argv[1])["per_minute"]) else 1)' \
+      "$D2_ATTEMPTS" ||
+      problems="; kubelet's log shows no registration of the driver begun during the brownout"
     problems+=$(d2_ours_paced "$l" "$D2_ATTEMPTS" "${rec[$l]}")
     # The watch's connection may have been dropped while nothing was answered: nothing changed
     # CSINode then, as the API server served no request.
     D2_WATCH_BREAKS=1 d2_row brownout "answers nothing for ${minutes} min (SIGSTOP)" "$l" "$start" \
       "$offset" – "${rec[$l]}" "$((restarts[$l] + 1))" "${problems#; }" \
-      "seconds from the API server's answering again; failed registrations during the brownout: ${failed:-?}; restarts less the harness's kill; $(d2_registrar_log_says "$l")"
+      "seconds from the API server's answering again; failed registrations during the brownout: ${failed:-?} (a registration begun then waits for the answer); restarts less the harness's kill; $(d2_registrar_log_says "$l")"
   done
 }
 
