@@ -163,13 +163,17 @@ declare -gA D2_IDENTITY=()
 # How many of the running pods of LETTER still read the marker they wrote, in the same container
 # that wrote it (an app container restarted on a volume mounted again would read it too): "K/N".
 # With D2_PODS_RESTARTED=1 (a reboot restarts every container) the same pod object is enough.
+d2_marker_is() { [[ $(d2_marker_of "$1") == "$2" ]]; }
+d2_identity_known() { [[ -n $(d2_pod_identity "$1") ]]; }
 d2_pods_kept() {  # d2_pods_kept LETTER
   local pod kept=0 all=0 now
   for pod in day2-$1-pv day2-$1-inline; do
     all=$((all + 1))
-    # Polled: after a reboot kubelet mounts the pods' volumes again before their containers run.
-    poll "$D2_POD_DEADLINE" d2_pod_has_marker "$pod" &&
-      [[ $(d2_marker_of "$pod") == "${D2_MARKER[$pod]}" ]] || continue
+    # Polled, each read: after a reboot kubelet mounts the pods' volumes again before their
+    # containers run, and right after the API server's return one `kubectl exec` or GET may
+    # fail where the next succeeds (seen at v1.26.15), which is not a lost volume.
+    poll "$D2_POD_DEADLINE" d2_marker_is "$pod" "${D2_MARKER[$pod]}" || continue
+    poll 60 d2_identity_known "$pod"
     now=$(d2_pod_identity "$pod")
     if [[ -n ${D2_PODS_RESTARTED:-} ]]; then
       [[ ${now%% *} == "${D2_IDENTITY[$pod]%% *}" ]] && kept=$((kept + 1))
