@@ -66,6 +66,19 @@ pod_json day2-a-inline uid-other containerd://c-x 0
 expect "a pod object made anew is not kept, even after a reboot" \
   "$(D2_PODS_RESTARTED=1 d2_pods_kept a)" 1/2
 
+# A pod whose container the API server has not reported yet has no identity to keep.
+pod_json day2-a-inline uid-day2-a-inline "" 0
+python3 - "$work/api/pod-day2-a-inline.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+del p["status"]["containerStatuses"][0]["containerID"]
+json.dump(p, open(sys.argv[1], "w"))
+PY
+d2_identity_known day2-a-inline && got=yes || got=no
+expect "a container not reported yet is not known" "$got" no
+d2_identity_known day2-a-pv && got=yes || got=no
+expect "a reported container is known" "$got" yes
+
 # A lost marker is not kept.
 pod_json day2-a-inline uid-day2-a-inline containerd://c-day2-a-inline 0
 echo "node 2" >"$work/api/marker-day2-a-inline"

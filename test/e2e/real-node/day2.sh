@@ -164,7 +164,9 @@ declare -gA D2_IDENTITY=()
 # that wrote it (an app container restarted on a volume mounted again would read it too): "K/N".
 # With D2_PODS_RESTARTED=1 (a reboot restarts every container) the same pod object is enough.
 d2_marker_is() { [[ $(d2_marker_of "$1") == "$2" ]]; }
-d2_identity_known() { [[ -n $(d2_pod_identity "$1") ]]; }
+# The API server knows the pod's app container: its ID is reported (kubelet reports a started
+# container a moment after `kubectl exec` into it already works).
+d2_identity_known() { [[ $(d2_pod_identity "$1") =~ ^[^\ ]+\ [a-z]+://[^\ ]+\ [0-9]+$ ]]; }
 d2_pods_kept() {  # d2_pods_kept LETTER
   local pod kept=0 all=0 now
   for pod in day2-$1-pv day2-$1-inline; do
@@ -424,6 +426,10 @@ d2_setup() {
         return 1
       }
       D2_MARKER[${pod%%:*}]=$(d2_marker_of "${pod%%:*}")
+      poll 60 d2_identity_known "${pod%%:*}" || {
+        D2_WHY="pod ${pod%%:*} runs, but the API server did not report its container within 60 s"
+        return 1
+      }
       D2_IDENTITY[${pod%%:*}]=$(d2_pod_identity "${pod%%:*}")
     done
   done
@@ -1048,6 +1054,7 @@ d2_scenario_reboot() {
   # The containers that run from now on are the ones later scenarios must keep.
   local pod
   for pod in day2-a-pv day2-a-inline day2-b-pv day2-b-inline; do
+    poll 60 d2_identity_known "$pod"
     D2_IDENTITY[$pod]=$(d2_pod_identity "$pod")
   done
   rn_kubectl -n default delete pod day2-a-new day2-b-new --wait=true --timeout=120s >&2
