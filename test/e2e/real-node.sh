@@ -55,6 +55,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# The commit this run builds and runs, taken at its start: the checkout may move on while it runs.
+RN_COMMIT=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null)$(git -C "$repo" diff --quiet HEAD 2>/dev/null || echo -dirty)
 
 RN_KUBE_VERSION=v1.37.2
 RN_CACHE=/var/cache/ndr-real-node

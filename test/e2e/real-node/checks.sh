@@ -646,7 +646,7 @@ check_kubernetes_e2e_suite() {
   }
   local planned commit
   planned=$(wc -l <"$RN_WORK/e2e-plan.txt")
-  commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null)$(git -C "$repo" diff --quiet HEAD 2>/dev/null || echo -dirty)
+  commit=$RN_COMMIT
   if ((planned > 0)); then
     rn_log "e2e --e2e=$E2E_SET: $planned of $(wc -l <"$store/tests.txt") tests, with ours, then with the Go registrar $RN_GO_REGISTRAR_TAG"
     local label image tag mine

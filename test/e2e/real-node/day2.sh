@@ -1086,7 +1086,7 @@ run_day2() {  # run_day2 NAME...: the scenarios asked for, in the order of D2_AL
   if [[ -s $D2_ROWS ]]; then
     d2_obs table "$D2_ROWS" >"$D2_DIR/table.md"
     echo
-    echo "Day-two scenarios, Kubernetes $RN_KUBE_VERSION, commit $(git -C "$repo" rev-parse --short HEAD), $(date -u +%Y-%m-%d):"
+    echo "Day-two scenarios, Kubernetes $RN_KUBE_VERSION, commit ${RN_COMMIT:-?}, $(date -u +%Y-%m-%d):"
     cat "$D2_DIR/table.md"
   fi
 }
