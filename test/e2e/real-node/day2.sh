@@ -871,10 +871,11 @@ d2_scenario_api_away() {
 
 # The API server's process stopped (SIGSTOP) for MINUTES and continued (SIGCONT): its port still
 # takes connections (the kernel completes them into the listen backlog) and what kubelet has open
-# stays open, but nothing is answered. Each of kubelet's requests fails on its client's own
-# timeouts (a TLS handshake after 10 s, an HTTP/2 connection found dead by its health check after
-# 30 s + 15 s; k8s.io/apimachinery pkg/util/net/http.go SetTransportDefaults, v0.37.2), not on
-# a refused connection as when the API server is away. Both registrars start again at its
+# stays open, but nothing is answered. kubelet's requests fail on its client's own timeouts (a
+# TLS handshake after 10 s, an HTTP/2 connection found dead by its health check after 30 s + 15 s;
+# k8s.io/apimachinery pkg/util/net/http.go SetTransportDefaults, v0.37.2), not on a refused
+# connection as when the API server is away; a registration's requests may instead wait for the
+# answer (kubelet v1.37.2 here) or fail (v1.26.15 here). Both registrars start again at its
 # beginning, as in api-away.
 d2_brownout_step() {  # d2_brownout_step MINUTES
   local minutes=$1 start offset id ids=() l pid=${RN_PID_OF[kube-apiserver]}
@@ -942,7 +943,7 @@ d2_registrar_not() {  # d2_registrar_not CONTAINER_ID LETTER: that container no 
 # deleted, so kubelet forgot the earlier registration (a stale name under another path would make
 # kubelet refuse it as "Another driver with the same name").
 d2_scenario_rollback() {
-  local l=b extra= start offset s0 id kills rec=no stale problems= D2_SINCE
+  local extra= start offset s0 id kills rec=no stale problems= D2_SINCE
   local socket=/var/lib/kubelet/plugins_registry/$(d2_driver b)-reg.sock
   if [[ ${D2_IMAGE_OF[b]} != "$D2_OURS_IMAGE" ]]; then
     offset=$(d2_log_size)
