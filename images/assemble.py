@@ -6,7 +6,8 @@
 
 PLATFORM is an OCI platform's architecture[/variant]: amd64, arm64, arm/v7, ppc64le, s390x. The
 binaries are static, with their symbol tables (the evidence images/vex.py checks); each is
-stripped here with its architecture's strip and shipped so. Which build they are (version, commit,
+stripped here of debug information only, with its architecture's strip, and shipped so: the
+symbol table stays, for the crash report's function names (logging/crash_report.h). Which build they are (version, commit,
 date: the images' labels and tags, the SBOMs', provenance's and VEX's) is what they say when run
 with --version (natively, or under the platform's qemu); binaries that say different things are
 refused, so every label names the build every binary is. URI is where the source is published
@@ -246,7 +247,8 @@ def assemble(args):
                 # The shipped binary has the name it has in the image, so that the SBOM and the
                 # notices name that file.
                 path = os.path.join(directory, program)
-                subprocess.run([PLATFORMS[platform][1], "-o", path, binary], check=True)
+                subprocess.run([PLATFORMS[platform][1], "--strip-debug", "-o", path, binary],
+                               check=True)
                 stripped[program, platform] = path
                 linked = linked_by[program, platform] = sbom.linked_packages([path])
                 packages = [linked[0][k] for k in sorted(linked[0])]

@@ -23,6 +23,8 @@
 #include "api/go_quote.h"
 #include "gflags/gflags.h"
 #include "grpc/support/log.h"
+#include "logging/crash_report.h"
+#include "program/termination_message.h"
 
 // The component-base flags (k8s.io/component-base/logs/api/v1 addFlags), with its defaults and
 // descriptions.
@@ -412,6 +414,9 @@ absl::StatusOr<Options> OptionsFromFlags() {
 void Init(const Options& options) {
   TheOutput().Configure(options);
   TheVerbosity().Configure(options.verbosity, options.modules);
+  SetCrashReportFormat({.json = options.format == "json",
+                        .skip_headers = options.text_style.skip_headers,
+                        .add_dir_header = options.text_style.add_dir_header});
   gpr_set_log_function(&GprBridge);
   for (const Options::Notice& notice : options.notices) {
     NDR_LOG(WARNING) << "A klog flag has no effect here" << Kv("flag", notice.flag)
@@ -441,9 +446,13 @@ Line::Line(Severity severity, const char* file, int line, int verbosity)
     : severity_(severity), file_(file), line_(line), verbosity_(verbosity) {}
 
 Line::~Line() {
-  Write(severity_, file_, line_, verbosity_, message_.str(), pairs_, absl::Now());
+  const absl::Time now = absl::Now();
+  Write(severity_, file_, line_, verbosity_, message_.str(), pairs_, now);
   if (severity_ == Severity::kFatal) {
     Flush();
+    // The reason, where Kubernetes shows it; the SIGABRT's crash report then adds the stack.
+    program::WriteTerminationMessage(
+        TextLine(severity_, file_, line_, message_.str(), pairs_, now, 0, {.skip_headers = true}));
     abort();
   }
 }

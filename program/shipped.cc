@@ -1,6 +1,7 @@
 #include "program/shipped.h"
 
 #include "absl/synchronization/mutex.h"
+#include "logging/crash_report.h"
 
 namespace ndr::program {
 
@@ -12,8 +13,9 @@ bool ChecksLockOrder() {
 #endif
 }
 
-void SetUpShippedProgram() {
+void SetUpShippedProgram(const char* argv0) {
   if (!ChecksLockOrder()) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  logging::InstallCrashReport(argv0);
 }
 
 }  // namespace ndr::program

@@ -13,7 +13,9 @@ namespace ndr::program {
 // builds that graph in an arena of its own, a 1 MiB anonymous mapping that is touched almost whole
 // and stays resident, and each later lock pays for the cycle check: with Debian 13's abseil
 // (20240722) it doubled an idle registrar's working set.
-void SetUpShippedProgram();
+//
+// Then installs the crash report (logging/crash_report.h): `argv0` is main's argv[0].
+void SetUpShippedProgram(const char* argv0);
 
 // Whether this build of the programs keeps the detection on: true in sanitizer builds, which are
 // never shipped and which the process tests of the sanitizer stages run, so that a lock-order

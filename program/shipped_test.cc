@@ -33,14 +33,14 @@ TEST(DeadlockDetectionTest, ShippedProgramsTrackLockOrderOnlyInSanitizerBuilds) 
   if (ChecksLockOrder()) {
     EXPECT_DEATH(
         {
-          SetUpShippedProgram();
+          SetUpShippedProgram("shipped_test");
           InvertLockOrder();
         },
         "Potential Mutex deadlock");
   } else {
     EXPECT_EXIT(
         {
-          SetUpShippedProgram();
+          SetUpShippedProgram("shipped_test");
           InvertLockOrder();
           std::exit(0);
         },

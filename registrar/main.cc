@@ -11,7 +11,9 @@
 #include "api/go_flag_usage.h"
 #include "gflags/gflags.h"
 #include "logging/logging.h"
+#include "program/parse_flags.h"
 #include "program/shipped.h"
+#include "program/termination_message.h"
 #include "registrar/automaxprocs.h"
 #include "registrar/options.h"
 #include "registrar/registrar.h"
@@ -55,6 +57,11 @@ DEFINE_bool(automaxprocs, false,
             "Size gRPC's thread pools (and the registration server's pollers) by the container's "
             "CPU limit (cgroup cpu.max, or cpu.cfs_quota_us / cpu.cfs_period_us) instead of by "
             "the host's CPUs; the Go registrar sets GOMAXPROCS by it.");
+DEFINE_string(termination_message_path, ndr::program::kDefaultTerminationMessagePath,
+              "Where the reason for an exit (a flag error, kubelet's refusal, a crash) is written "
+              "for Kubernetes to show as the container's last state: the container's "
+              "terminationMessagePath. Written only if the file exists; empty: never. Not a flag "
+              "of the Go registrar.");
 DEFINE_bool(requires_publish_pod, false,
             "Tell kubelet (CSIRegistration.GetCSIDriverInfo) that the driver wants pod "
             "information in NodePublishVolume.");
@@ -64,8 +71,19 @@ DEFINE_bool(requires_publish_pod, false,
 // dynamically linked build (the sanitizers') cannot reach it, and leaves glibc's default.
 extern "C" size_t __nptl_stack_cache_maxsize __attribute__((weak));
 
+namespace {
+
+// A deliberate exit: the reason to stderr and as the termination message; returns main's status.
+int ExitWithReason(const std::string& reason) {
+  std::cerr << "csi-node-driver-registrar: " << reason << std::endl;
+  ndr::program::WriteTerminationMessage(reason);
+  return 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  ndr::program::SetUpShippedProgram();  // first: no lock-order tracking (program/shipped.h)
+  ndr::program::SetUpShippedProgram(argv[0]);  // first (program/shipped.h)
   // Ended threads' stacks go back to the kernel instead of into glibc's cache. gRPC's threads end
   // whenever it stops (kubelet hung up: registration_server.h), and every page they touched, the
   // 30 kB of static thread-local storage glibc zeroes for each included, stayed resident in the
@@ -90,25 +108,23 @@ int main(int argc, char** argv) {
         absl::StrCat("Usage of ", argv[0], ":"),
         {{"", {"automaxprocs", "connection_timeout", "csi_address", "enable_pprof", "health_port",
                "http_endpoint", "kubelet_registration_path", "mode", "plugin_registration_path",
-               "registration_backoff_cap", "registration_retry_after", "release_startup_pages", "requires_publish_pod",
-               "timeout", "version"}},
+               "registration_backoff_cap", "registration_retry_after", "release_startup_pages",
+               "requires_publish_pod", "termination_message_path", "timeout", "version"}},
          {"Logging flags (component-base):", ndr::LoggingFlagNames()}});
     return 0;
   }
   gflags::SetUsageMessage(
       "csi-node-driver-registrar --kubelet-registration-path=/var/lib/kubelet/plugins/<driver>/"
       "csi.sock [--csi-address=/csi/csi.sock] [flags]");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  // A gflags error goes to stderr and the termination message, and exits 1.
+  ndr::program::ParseFlags(&argc, &argv, &FLAGS_termination_message_path);
+  ndr::program::SetTerminationMessagePath(FLAGS_termination_message_path);
   absl::StatusOr<ndr::logging::Options> logging = ndr::logging::OptionsFromFlags();
-  if (!logging.ok()) {
-    std::cerr << "csi-node-driver-registrar: " << logging.status().message() << std::endl;
-    return 1;
-  }
+  if (!logging.ok()) return ExitWithReason(std::string(logging.status().message()));
   ndr::logging::Init(*logging);
   if (argc > 1) {
-    std::cerr << "csi-node-driver-registrar: unexpected argument \"" << argv[1]
-              << "\"; all options are --flags" << std::endl;
-    return 1;
+    return ExitWithReason(
+        absl::StrCat("unexpected argument \"", argv[1], "\"; all options are --flags"));
   }
 
   ndr::registrar::RawFlags flags;
@@ -126,10 +142,7 @@ int main(int argc, char** argv) {
   flags.registration_backoff_cap = FLAGS_registration_backoff_cap;
   flags.automaxprocs = FLAGS_automaxprocs;
   absl::StatusOr<ndr::registrar::Options> options = ndr::registrar::ParseOptions(flags);
-  if (!options.ok()) {
-    std::cerr << "csi-node-driver-registrar: " << options.status().message() << std::endl;
-    return 1;
-  }
+  if (!options.ok()) return ExitWithReason(std::string(options.status().message()));
   if (options->registration_probe_mode) {
     NDR_LOG(INFO) << "--mode=kubelet-registration-probe is deprecated and does nothing; exiting 0";
     return 0;
@@ -148,6 +161,7 @@ int main(int argc, char** argv) {
   ndr::registrar::Registrar registrar(*std::move(options));
   if (absl::Status status = registrar.Run(); !status.ok()) {
     NDR_LOG(ERROR) << status.message();
+    ndr::program::WriteTerminationMessage(status.message());
     return 1;
   }
   return 0;

@@ -817,6 +817,89 @@ TEST_F(RegistrarTest, RefusalIsAnsweredThenExit1) {
   EXPECT_FALSE(IsSocket(reg_socket_));
 }
 
+// The reason of each deliberate exit is the termination message, which Kubernetes shows as the
+// container's last state: kubelet's refusal, and a flag error (gflags' own, and ours). The file is
+// written only when it exists, and one that cannot be written changes nothing about the exit.
+TEST_F(RegistrarTest, DeliberateExitsWriteTheTerminationMessage) {
+  const std::string message = dir_.Join("termination-log");
+  auto termination_message = [&] {
+    std::string text;
+    return ReadFile(message, &text) ? text : std::string("(unreadable)");
+  };
+  const std::string flag = "--termination-message-path=" + message;
+  {
+    SCOPED_TRACE("kubelet's refusal");
+    ASSERT_TRUE(WriteFile(message, ""));
+    auto driver = StartDriver();
+    auto registrar = StartRegistrar({flag});
+    ASSERT_TRUE(PollUntil([&] { return Serving(); })) << RegistrarLog();
+    const std::string error =
+        "RegisterPlugin error -- plugin validation failed with err: highest supported version "
+        "reported by driver is 0.3.0";
+    EXPECT_TRUE(Notify(reg_socket_, false, error).ok());
+    EXPECT_EQ(registrar->Wait(), 1) << RegistrarLog();
+    EXPECT_THAT(termination_message(), HasSubstr(error));
+    EXPECT_THAT(termination_message(), HasSubstr("kubelet refused to register the driver"));
+  }
+  struct Case {
+    std::vector<std::string> flags;
+    const char* reason;
+  };
+  for (const Case& c : {
+           Case{{"--no-such-flag"}, "unknown command line flag 'no-such-flag'"},
+           Case{{"--health-port=many"}, "illegal value 'many'"},
+           Case{{"--timeout=soon"}, "--timeout: \"soon\" is not a duration"},
+           Case{{"--logging-format=xml"}, "--logging-format"},
+       }) {
+    SCOPED_TRACE(c.flags[0]);
+    ASSERT_TRUE(WriteFile(message, "left from before"));
+    std::vector<std::string> flags = c.flags;
+    flags.push_back(flag);
+    auto registrar = StartRegistrar(flags, "", "flags.log");
+    EXPECT_EQ(registrar->Wait(), 1) << registrar->Log();
+    EXPECT_THAT(termination_message(), HasSubstr(c.reason));
+    EXPECT_THAT(termination_message(), Not(HasSubstr("left from before")));
+    // What it says in the log is unchanged.
+    EXPECT_THAT(registrar->Log(), HasSubstr(c.reason));
+  }
+  {
+    SCOPED_TRACE("no file: none is made");
+    unlink(message.c_str());
+    auto registrar = StartRegistrar({"--timeout=soon", flag}, "", "missing.log");
+    EXPECT_EQ(registrar->Wait(), 1) << registrar->Log();
+    struct stat st;
+    EXPECT_NE(lstat(message.c_str(), &st), 0);
+  }
+  {
+    SCOPED_TRACE("a file that cannot be written: the same exit");
+    ASSERT_TRUE(WriteFile(message, "kept"));
+    ASSERT_EQ(chmod(message.c_str(), 0444), 0);
+    // As root, permissions do not stop a write: a directory in its place does.
+    const std::string dir_in_place = dir_.Join("termination-dir");
+    ASSERT_EQ(mkdir(dir_in_place.c_str(), 0755), 0);
+    for (const std::string& path : {message, dir_in_place}) {
+      auto registrar = StartRegistrar({"--timeout=soon", "--termination-message-path=" + path},
+                                      "", "readonly.log");
+      EXPECT_EQ(registrar->Wait(), 1) << registrar->Log();
+      EXPECT_THAT(registrar->Log(), HasSubstr("is not a duration"));
+    }
+    if (geteuid() != 0) EXPECT_EQ(termination_message(), "kept");
+  }
+  {
+    SCOPED_TRACE("a symlink is not followed");
+    const std::string target = dir_.Join("target");
+    ASSERT_TRUE(WriteFile(target, "untouched"));
+    const std::string link = dir_.Join("link");
+    ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+    auto registrar =
+        StartRegistrar({"--timeout=soon", "--termination-message-path=" + link}, "", "link.log");
+    EXPECT_EQ(registrar->Wait(), 1) << registrar->Log();
+    std::string text;
+    ASSERT_TRUE(ReadFile(target, &text));
+    EXPECT_EQ(text, "untouched");
+  }
+}
+
 // Context switches so far (voluntary and not) of each live thread of process `pid`, by thread.
 std::map<std::string, uint64_t> ContextSwitches(pid_t pid) {
   std::map<std::string, uint64_t> switches;

@@ -53,7 +53,8 @@ DEFINE_string(faults, "",
               "unpublish-missing-target, block-target-directory, stats-used-over-capacity, "
               "block-stats-of-dev, read-only-refused, stats-internal (for "
               "testing tools that judge drivers, such as kubeletclient sanity; never in use); "
-              "or report conditions: storage-unreachable, volume-inaccessible.");
+              "or report conditions: storage-unreachable, volume-inaccessible; or empty-node-id, "
+              "which kubelet refuses to register.");
 DEFINE_int32(low_free_space_percent, 5,
              "NodeGetStorageHealth reports STORAGE_DEGRADED (LowFreeSpace) when less than this "
              "percentage of the --data-dir's file system is free; 0: never.");
@@ -108,7 +109,7 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ndr::program::SetUpShippedProgram();  // first: no lock-order tracking (program/shipped.h)
+  ndr::program::SetUpShippedProgram(argv[0]);  // first (program/shipped.h)
   if (ndr::version::VersionRequested(argc, argv)) {
     std::cout << ndr::version::VersionText("sample-csi-driver");
     return 0;

@@ -555,7 +555,7 @@ grpc::Status NodeService::NodeGetInfo(grpc::ServerContext*,
                                       csi::v1::NodeGetInfoResponse* response) {
   if (options_.record) options_.record->Add("NodeGetInfo", *request);
   NDR_VLOG(4) << "NodeGetInfo";
-  response->set_node_id(options_.node_id);
+  response->set_node_id(options_.faults.count("empty-node-id") > 0 ? "" : options_.node_id);
   const bool first = node_get_info_calls_.fetch_add(1) == 0;
   response->set_max_volumes_per_node(first || !options_.later_max_volumes_per_node.has_value()
                                          ? options_.max_volumes_per_node

@@ -119,11 +119,13 @@ inline constexpr char kAttachedToKey[] = "sample.csi.example.com/attached-to";
 //                              (not a fault of the driver's answer: a condition to report)
 //   volume-inaccessible        NodeGetVolumeHealth reports every volume INACCESSIBLE (a
 //                              condition to report, as storage-unreachable)
+//   empty-node-id              NodeGetInfo answers an empty node ID, which kubelet refuses to
+//                              register for good
 inline constexpr const char* kFaults[] = {"stage-not-idempotent", "unpublish-missing-target",
                                           "block-target-directory", "stats-used-over-capacity",
                                           "block-stats-of-dev", "read-only-refused",
                                           "stats-internal", "storage-unreachable",
-                                          "volume-inaccessible"};
+                                          "volume-inaccessible", "empty-node-id"};
 
 enum class BlockPublish {
   kLoopBind,  // a loop device over the disk image, bind-mounted on a file at the target

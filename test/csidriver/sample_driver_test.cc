@@ -423,6 +423,19 @@ TEST_F(SampleDriverTest, LaterNodeGetInfoAnswersTheLaterCount) {
   }
 }
 
+// --faults=empty-node-id: NodeGetInfo answers no node ID, which kubelet refuses for good.
+TEST_F(SampleDriverTest, EmptyNodeIdFault) {
+  DriverOptions options;
+  options.node_id = "node-1";
+  options.faults = {"empty-node-id"};
+  server_->Shutdown();
+  ASSERT_EQ(rmdir(dir_.Join("pod").c_str()), 0);
+  Start(options);
+  csi::v1::NodeGetInfoResponse info;
+  ASSERT_TRUE(node_stub_->NodeGetInfo(Context().get(), {}, &info).ok());
+  EXPECT_EQ(info.node_id(), "");
+}
+
 TEST(ParseErrorCodeTest, NamesOfCodesButOk) {
   EXPECT_EQ(ParseErrorCode("INVALID_ARGUMENT"), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseErrorCode("DEADLINE_EXCEEDED"), absl::StatusCode::kDeadlineExceeded);

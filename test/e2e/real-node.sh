@@ -42,7 +42,8 @@
 #                  node), swap (Go registrar -> ours -> Go by rolling update), locked-down
 #                  (a tight securityContext), api-away (the API server stopped while the
 #                  registrars start), brownout (the API server answering nothing for 3 min),
-#                  rollback (ours crash-looping, rolled back to the Go registrar), reboot
+#                  rollback (ours crash-looping, rolled back to the Go registrar), crash (ours
+#                  sent SIGSEGV, then refused for good: what kubectl shows of each end), reboot
 #                  (every node process killed, /run cleared); each
 #                  with the Go registrar (built from --source-dir's node-driver-registrar at
 #                  v2.17.0) and ours side by side, in one table
@@ -86,7 +87,7 @@ for arg in "$@"; do
     --e2e-limit=*) E2E_LIMIT=${arg#*=} ;;
     --e2e-rerun=*) E2E_RERUN=${arg#*=} ;;
     --teardown) teardown_only=true ;;
-    --day2) DAY2="kubelet drivers swap locked-down api-away brownout rollback reboot" ;;
+    --day2) DAY2="kubelet drivers swap locked-down api-away brownout rollback crash reboot" ;;
     --day2=*) DAY2=${arg#*=} DAY2=${DAY2//,/ } ;;
     --day2-kubelet-from=*) D2_KUBELET_FROM=${arg#*=} ;;
     --day2-api-away=*) IFS=, read -r -a D2_API_AWAY <<<"${arg#*=}" ;;
@@ -112,15 +113,15 @@ if [[ ( $E2E_LIMIT != 0 || -n $E2E_RERUN ) && $E2E_SET != full && $E2E_SET != vo
 fi
 for name in $DAY2; do
   case $name in
-    kubelet | drivers | swap | locked-down | api-away | brownout | rollback | reboot) ;;
-    *) echo "real-node.sh: --day2=$name: give kubelet, drivers, swap, locked-down, api-away, brownout, rollback or reboot" >&2; exit 2 ;;
+    kubelet | drivers | swap | locked-down | api-away | brownout | rollback | crash | reboot) ;;
+    *) echo "real-node.sh: --day2=$name: give kubelet, drivers, swap, locked-down, api-away, brownout, rollback, crash or reboot" >&2; exit 2 ;;
   esac
 done
 for minutes in "${D2_API_AWAY[@]}"; do
   [[ $minutes =~ ^[1-9][0-9]?$ ]] || { echo "real-node.sh: --day2-api-away: give whole minutes, such as 1,3,6" >&2; exit 2; }
 done
 if [[ " $* " == *" --day2= "* ]]; then
-  echo "real-node.sh: --day2=: name the scenarios (kubelet, drivers, swap, locked-down, api-away, brownout, rollback, reboot), or give --day2 for all" >&2
+  echo "real-node.sh: --day2=: name the scenarios (kubelet, drivers, swap, locked-down, api-away, brownout, rollback, crash, reboot), or give --day2 for all" >&2
   exit 2
 fi
 # The volume-health tests need the feature on in the API server and kubelet.

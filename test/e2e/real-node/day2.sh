@@ -16,7 +16,7 @@
 #   - whether a pod created during the change ran with its volume, and when;
 #   - when the driver was registered again, and how often the registrar's container restarted.
 
-D2_ALL=(kubelet drivers swap locked-down api-away brownout rollback reboot)
+D2_ALL=(kubelet drivers swap locked-down api-away brownout rollback crash reboot)
 D2_DIR=$RN_WORK/day2
 D2_ROWS=$D2_DIR/rows.jsonl
 D2_WATCH=$D2_DIR/csinode-watch.txt
@@ -981,6 +981,75 @@ d2_scenario_rollback() {
   poll 240 d2_rollout_done b && poll 120 d2_registered_since "$offset" b ||
     extra+="${extra:+; }driver b did not register again with ours after the rollback"
   d2_verdict rollback "ours killed three times into CrashLoopBackOff, then the DaemonSet rolled back to the Go registrar $RN_GO_REGISTRAR_TAG: registered on its first start, volumes kept" "$extra"
+}
+
+# --- 9. why it ended: the crash report and the termination message ---------------------------
+
+# What Kubernetes shows of the registrar container's last end: a jsonpath into LETTER's pod.
+d2_last_terminated() {  # d2_last_terminated LETTER FIELD (message, exitCode)
+  rn_kubectl -n kube-system get pod "$(d2_ds_pod "$1")" \
+    -o jsonpath="{.status.containerStatuses[?(@.name==\"csi-node-driver-registrar\")].lastState.terminated.$2}" 2>/dev/null
+}
+d2_last_message_has() { [[ $(d2_last_terminated "$1" message) == *"$2"* ]]; }
+
+# The evidence an operator reads, kept under day2/crash/: `kubectl logs --previous` of the
+# registrar container and its last state's message, as kubectl prints them.
+d2_crash_evidence() {  # d2_crash_evidence LETTER NAME
+  local pod
+  pod=$(d2_ds_pod "$1")
+  mkdir -p "$D2_DIR/crash"
+  rn_kubectl -n kube-system logs --previous "$pod" -c csi-node-driver-registrar >"$D2_DIR/crash/$2-logs.txt" 2>&1
+  d2_last_terminated "$1" message >"$D2_DIR/crash/$2-message.txt"
+  d2_last_terminated "$1" exitCode >"$D2_DIR/crash/$2-exit-code.txt"
+  rn_log "day2 crash, $2: kubectl logs --previous (last 20 lines):"
+  tail -n 20 "$D2_DIR/crash/$2-logs.txt" >&2
+  rn_log "day2 crash, $2: last state's message: $(cat "$D2_DIR/crash/$2-message.txt")"
+}
+
+# Driver b's registrar (ours) sent SIGSEGV in its container, where it is process 1, as a crash
+# would end it: its log must hold the crash report with function names, its last state the
+# report's first line and exit code 139, and it must register again when kubelet restarts it.
+# Then driver b's DaemonSet given a driver whose NodeGetInfo answers an empty node ID, which
+# kubelet refuses for good: the registrar exits 1, and its last state says kubelet's reason. The
+# DaemonSet is rolled back after it, and driver b registers again.
+d2_scenario_crash() {
+  local extra= id start offset s0 rec restarts text
+  poll 120 d2_registrar_running b || extra="ours was not running before the crash"
+  id=$(d2_registrar_container b)
+  restarts=$(d2_restarts b) start=$(d2_now) offset=$(d2_log_size) s0=$SECONDS rec=no
+  rn_ctr tasks kill -s SIGSEGV "$id" >&2
+  if poll 60 d2_registrar_not "$id" b && poll 60 d2_last_message_has b "Fatal signal"; then
+    d2_crash_evidence b sigsegv
+    text=$(cat "$D2_DIR/crash/sigsegv-logs.txt")
+    [[ $text == *'"Fatal signal" signal="SIGSEGV"'* ]] || extra+="${extra:+; }the log holds no SIGSEGV report"
+    [[ $text == *'ndr::registrar::'* ]] || extra+="${extra:+; }the report names none of the registrar's functions"
+    [[ $(cat "$D2_DIR/crash/sigsegv-exit-code.txt") == 139 ]] ||
+      extra+="${extra:+; }exit code $(cat "$D2_DIR/crash/sigsegv-exit-code.txt"), not 139"
+  else
+    extra+="${extra:+; }no termination message with the report's first line within 120 s"
+  fi
+  poll 180 d2_registered_since "$offset" b && rec=$((SECONDS - s0))
+  d2_row crash "ours sent SIGSEGV in its container" b "$start" "$offset" – "$rec" "$restarts" "" \
+    "the registrar container restarted once, as kubelet restarts a crashed one"
+
+  restarts=$(d2_restarts b) start=$(d2_now) offset=$(d2_log_size) rec=no
+  rn_kubectl -n kube-system patch daemonset day2-b --type=json \
+    -p '[{"op": "add", "path": "/spec/template/spec/containers/0/args/-", "value": "--faults=empty-node-id"}]' >&2
+  if poll 240 d2_last_message_has b "kubelet refused to register the driver"; then
+    d2_crash_evidence b refusal
+    [[ $(cat "$D2_DIR/crash/refusal-message.txt") == *"driverNodeID must not be empty"* ]] ||
+      extra+="${extra:+; }the termination message does not give kubelet's reason"
+    [[ $(cat "$D2_DIR/crash/refusal-exit-code.txt") == 1 ]] ||
+      extra+="${extra:+; }exit code $(cat "$D2_DIR/crash/refusal-exit-code.txt"), not 1"
+  else
+    extra+="${extra:+; }no termination message with kubelet's refusal within 240 s"
+  fi
+  s0=$SECONDS offset=$(d2_log_size)
+  rn_kubectl -n kube-system rollout undo daemonset/day2-b >&2
+  poll 240 d2_rollout_done b && poll 120 d2_registered_since "$offset" b && rec=$((SECONDS - s0))
+  d2_row crash "a driver answering an empty node ID, then rolled back" b "$start" "$offset" – "$rec" \
+    "$(d2_restarts b)" "" "registered again: seconds from kubectl rollout undo; restarts: of the pod the rollback started"
+  d2_verdict crash "ours' SIGSEGV: the crash report in kubectl logs --previous, its first line as the last state's message, exit 139; kubelet's refusal of an empty node ID as the last state's message, exit 1; registered again after each" "$extra"
 }
 
 # --- 4. reboot -------------------------------------------------------------------------------
