@@ -41,7 +41,7 @@ extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"
 #endif
 
 int main(int argc, char** argv) {
-  ndr::program::SetUpShippedProgram(argv[0]);  // first (program/shipped.h)
+  ndr::program::SetUpShippedProgram(argv[0]);  // first: no lock-order tracking; crash reports
   namespace cli = ndr::kubelet::cli;
   if (ndr::version::VersionRequested(argc, argv)) {
     std::cout << ndr::version::VersionText("kubeletclient");

@@ -83,7 +83,7 @@ int ExitWithReason(const std::string& reason) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ndr::program::SetUpShippedProgram(argv[0]);  // first (program/shipped.h)
+  ndr::program::SetUpShippedProgram(argv[0]);  // first: no lock-order tracking; crash reports
   // Ended threads' stacks go back to the kernel instead of into glibc's cache. gRPC's threads end
   // whenever it stops (kubelet hung up: registration_server.h), and every page they touched, the
   // 30 kB of static thread-local storage glibc zeroes for each included, stayed resident in the

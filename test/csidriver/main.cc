@@ -109,7 +109,7 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ndr::program::SetUpShippedProgram(argv[0]);  // first (program/shipped.h)
+  ndr::program::SetUpShippedProgram(argv[0]);  // first: no lock-order tracking; crash reports
   if (ndr::version::VersionRequested(argc, argv)) {
     std::cout << ndr::version::VersionText("sample-csi-driver");
     return 0;
