@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -330,6 +331,26 @@ class ImageTest : public ::testing::Test {
     return std::string(absl::StripAsciiWhitespace(output));
   }
 
+  // The sample driver on the host (into `*driver`) and the registrar in a container of its image
+  // beside it, in the manifest's layout: the driver's socket directory at /csi, kubelet's
+  // registry at /registration, both under `host`.
+  std::unique_ptr<Subprocess> StartRegistrarInImage(const TempDir& host,
+                                                    std::unique_ptr<Subprocess>* driver) {
+    EXPECT_EQ(mkdir(host.Join("csi").c_str(), 0755), 0);
+    EXPECT_EQ(mkdir(host.Join("registration").c_str(), 0755), 0);
+    *driver = std::make_unique<Subprocess>(
+        std::vector<std::string>{driver_, "--endpoint=" + host.Join("csi/csi.sock"),
+                                 "--nodeid=node-1"},
+        host.Join("driver.log"));
+    const std::string container = RegistrarContainer();
+    return std::make_unique<Subprocess>(
+        Buildah({"run", "--isolation", "chroot", "-v", host.Join("csi") + ":/csi", "-v",
+                 host.Join("registration") + ":/registration", container, "--",
+                 "/csi-node-driver-registrar", "--csi-address=/csi/csi.sock",
+                 "--kubelet-registration-path=/var/lib/kubelet/plugins/sample/csi.sock"}),
+        host.Join("registrar.log"));
+  }
+
   static inline std::string registrar_, driver_, kubeletclient_, build_log_;
   static inline std::string version_, commit_, built_, registrar_image_;
   static inline int build_exit_ = -1;
@@ -594,18 +615,9 @@ TEST_F(ImageTest, TheJudgesImageRunsBothPrograms) {
 
 TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
   TempDir host("imgrt");
-  ASSERT_EQ(mkdir(host.Join("csi").c_str(), 0755), 0);
-  ASSERT_EQ(mkdir(host.Join("registration").c_str(), 0755), 0);
-  Subprocess driver({driver_, "--endpoint=" + host.Join("csi/csi.sock"), "--nodeid=node-1"},
-                    host.Join("driver.log"));
-  const std::string container = RegistrarContainer();
-  // The manifest's layout: the driver's socket dir at /csi, kubelet's registry at /registration.
-  Subprocess registrar(
-      Buildah({"run", "--isolation", "chroot", "-v", host.Join("csi") + ":/csi", "-v",
-               host.Join("registration") + ":/registration", container, "--",
-               "/csi-node-driver-registrar", "--csi-address=/csi/csi.sock",
-               "--kubelet-registration-path=/var/lib/kubelet/plugins/sample/csi.sock"}),
-      host.Join("registrar.log"));
+  std::unique_ptr<Subprocess> driver;
+  std::unique_ptr<Subprocess> registrar_in_image = StartRegistrarInImage(host, &driver);
+  Subprocess& registrar = *registrar_in_image;
   const std::string socket = host.Join("registration/sample.csi.example.com-reg.sock");
   pluginregistration::PluginInfo info;
   ASSERT_TRUE(PollUntil([&] {
@@ -631,17 +643,9 @@ TEST_F(ImageTest, RegistrationRoundTripFromInsideTheImage) {
 // table kept) names its functions in the crash report, with no other file.
 TEST_F(ImageTest, CrashReportFromInsideTheImageNamesFunctions) {
   TempDir host("imgcr");
-  ASSERT_EQ(mkdir(host.Join("csi").c_str(), 0755), 0);
-  ASSERT_EQ(mkdir(host.Join("registration").c_str(), 0755), 0);
-  Subprocess driver({driver_, "--endpoint=" + host.Join("csi/csi.sock"), "--nodeid=node-1"},
-                    host.Join("driver.log"));
-  const std::string container = RegistrarContainer();
-  Subprocess registrar(
-      Buildah({"run", "--isolation", "chroot", "-v", host.Join("csi") + ":/csi", "-v",
-               host.Join("registration") + ":/registration", container, "--",
-               "/csi-node-driver-registrar", "--csi-address=/csi/csi.sock",
-               "--kubelet-registration-path=/var/lib/kubelet/plugins/sample/csi.sock"}),
-      host.Join("registrar.log"));
+  std::unique_ptr<Subprocess> driver;
+  std::unique_ptr<Subprocess> registrar_in_image = StartRegistrarInImage(host, &driver);
+  Subprocess& registrar = *registrar_in_image;
   const std::string socket = host.Join("registration/sample.csi.example.com-reg.sock");
   struct stat st;
   ASSERT_TRUE(PollUntil([&] { return lstat(socket.c_str(), &st) == 0; })) << registrar.Log();

@@ -17,9 +17,9 @@
 #include <exception>
 #include <string>
 #include <typeinfo>
+#include <vector>
 
 #include "absl/debugging/symbolize.h"
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "logging/logging.h"
@@ -243,8 +243,7 @@ uintptr_t InterruptedPc(const void* context) {
 }
 
 struct Unwound {
-  int count = 0;
-  int skipped = 0;  // frames dropped for lack of room
+  int count = 0;  // frames in `frames`; the unwinder stops at kMaxFrames
 };
 
 _Unwind_Reason_Code OnFrame(struct _Unwind_Context* context, void* arg) {
@@ -255,11 +254,8 @@ _Unwind_Reason_Code OnFrame(struct _Unwind_Context* context, void* arg) {
   // A return address points after the call; one byte back is inside it. A signal frame's
   // address is the interrupted instruction itself.
   if (!before_instruction) ip -= 1;
-  if (unwound->count < kMaxFrames) {
-    frames[unwound->count++] = ip;
-  } else {
-    ++unwound->skipped;
-  }
+  if (unwound->count == kMaxFrames) return _URC_END_OF_STACK;
+  frames[unwound->count++] = ip;
   return _URC_NO_REASON;
 }
 
@@ -344,13 +340,14 @@ void OnFatalSignal(int signal, siginfo_t* info, void* context) {
     } catch (...) {
     }
   }
-  NDR_LOG(ERROR) << "std::terminate called: an exception was not caught" << Kv("type", type)
-                 << Kv("what", what);
+  constexpr char kMessage[] = "std::terminate called: an exception was not caught";
+  const std::vector<Kv> pairs = {Kv("type", type), Kv("what", what)};
+  const absl::Time now = absl::Now();
+  Write(Severity::kError, __FILE__, __LINE__, 0, kMessage, pairs, now);
   Flush();
-  const std::string reason =
-      absl::StrCat("\"std::terminate called: an exception was not caught\" type=\"", type,
-                   "\" what=\"", what, "\"");
-  program::WriteTerminationMessage(reason);
+  // The termination message is the same entry without its header, as a failed check's is.
+  program::WriteTerminationMessage(TextLine(Severity::kError, __FILE__, __LINE__, kMessage, pairs,
+                                            now, 0, {.skip_headers = true}));
   abort();
 }
 
@@ -373,41 +370,26 @@ const char* SignalName(int signal) {
 }
 
 const char* SignalCodeName(int signal, int code) {
-  switch (code) {
-    case SI_USER: return "SI_USER";
-    case SI_TKILL: return "SI_TKILL";
-    case SI_QUEUE: return "SI_QUEUE";
-    case SI_KERNEL: return "SI_KERNEL";
-    default: break;
-  }
-  switch (signal) {
-    case SIGSEGV:
-      if (code == SEGV_MAPERR) return "SEGV_MAPERR";
-      if (code == SEGV_ACCERR) return "SEGV_ACCERR";
-      break;
-    case SIGBUS:
-      if (code == BUS_ADRALN) return "BUS_ADRALN";
-      if (code == BUS_ADRERR) return "BUS_ADRERR";
-      if (code == BUS_OBJERR) return "BUS_OBJERR";
-      break;
-    case SIGFPE:
-      if (code == FPE_INTDIV) return "FPE_INTDIV";
-      if (code == FPE_INTOVF) return "FPE_INTOVF";
-      if (code == FPE_FLTDIV) return "FPE_FLTDIV";
-      if (code == FPE_FLTOVF) return "FPE_FLTOVF";
-      if (code == FPE_FLTUND) return "FPE_FLTUND";
-      if (code == FPE_FLTRES) return "FPE_FLTRES";
-      if (code == FPE_FLTINV) return "FPE_FLTINV";
-      break;
-    case SIGILL:
-      if (code == ILL_ILLOPC) return "ILL_ILLOPC";
-      if (code == ILL_ILLOPN) return "ILL_ILLOPN";
-      if (code == ILL_ILLADR) return "ILL_ILLADR";
-      if (code == ILL_ILLTRP) return "ILL_ILLTRP";
-      if (code == ILL_PRVOPC) return "ILL_PRVOPC";
-      break;
-    default:
-      break;
+  // siginfo's si_code: the senders' codes (any signal), then each fault's own.
+  static constexpr struct {
+    int signal;  // 0: any
+    int code;
+    const char* name;
+  } kCodes[] = {
+      {0, SI_USER, "SI_USER"},          {0, SI_TKILL, "SI_TKILL"},
+      {0, SI_QUEUE, "SI_QUEUE"},        {0, SI_KERNEL, "SI_KERNEL"},
+      {SIGSEGV, SEGV_MAPERR, "SEGV_MAPERR"}, {SIGSEGV, SEGV_ACCERR, "SEGV_ACCERR"},
+      {SIGBUS, BUS_ADRALN, "BUS_ADRALN"},    {SIGBUS, BUS_ADRERR, "BUS_ADRERR"},
+      {SIGBUS, BUS_OBJERR, "BUS_OBJERR"},    {SIGFPE, FPE_INTDIV, "FPE_INTDIV"},
+      {SIGFPE, FPE_INTOVF, "FPE_INTOVF"},    {SIGFPE, FPE_FLTDIV, "FPE_FLTDIV"},
+      {SIGFPE, FPE_FLTOVF, "FPE_FLTOVF"},    {SIGFPE, FPE_FLTUND, "FPE_FLTUND"},
+      {SIGFPE, FPE_FLTRES, "FPE_FLTRES"},    {SIGFPE, FPE_FLTINV, "FPE_FLTINV"},
+      {SIGILL, ILL_ILLOPC, "ILL_ILLOPC"},    {SIGILL, ILL_ILLOPN, "ILL_ILLOPN"},
+      {SIGILL, ILL_ILLADR, "ILL_ILLADR"},    {SIGILL, ILL_ILLTRP, "ILL_ILLTRP"},
+      {SIGILL, ILL_PRVOPC, "ILL_PRVOPC"},
+  };
+  for (const auto& entry : kCodes) {
+    if ((entry.signal == 0 || entry.signal == signal) && entry.code == code) return entry.name;
   }
   return "";
 }
