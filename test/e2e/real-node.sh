@@ -8,7 +8,8 @@
 # Go module proxy (or --kube-bin-dir).
 #
 #   bash test/e2e/real-node.sh [--kube-version=v1.37.2] [--kube-bin-dir=DIR] [--cache-dir=DIR]
-#                              [--source-dir=DIR] [--record=DIR] [--e2e=SET] [--e2e-limit=N]
+#                              [--source-dir=DIR] [--release-dir=DIR] [--record=DIR] [--e2e=SET]
+#                              [--e2e-limit=N]
 #                              [--e2e-rerun=WHICH] [--no-e2e] [--keep]
 #                              [--day2[=NAME,...]] [--day2-kubelet-from=VERSION] [--day2-api-away=MINUTES,...]
 #
@@ -22,6 +23,11 @@
 #                  check are built from them at the tags the release's manifests name; and of
 #                  external-provisioner, external-attacher and external-resizer, for the tags
 #                  the proxy does not serve (v1.26's manifests name such)
+# --release-dir    run a release as it was released instead of building this checkout: the
+#                  registrar's and the sample driver's image indexes and the amd64 archives of
+#                  the registrar, the sample driver and kubeletclient from DIR (images/release.sh's
+#                  output), each checked against DIR/SHA256SUMS; the tables name the release and
+#                  the commit its binaries say they were built from
 # --record         where to keep the sample driver's record of the real kubelet's requests, the
 #                  pods and objects of checks 2 and 3, kubeletclient's predictions for them and
 #                  the comparison (default /tmp/ndr-rn/record, which the next run replaces)
@@ -64,6 +70,7 @@ RN_CACHE=/var/cache/ndr-real-node
 RN_BIN=
 RN_SOURCE=
 RN_RECORD_DIR=
+RN_RELEASE_DIR=
 # The Go registrar of check 5's side-by-side run: the release this project stands in for.
 RN_GO_REGISTRAR_TAG=v2.17.0
 keep=false
@@ -81,6 +88,7 @@ for arg in "$@"; do
     --cache-dir=*) RN_CACHE=${arg#*=} ;;
     --source-dir=*) RN_SOURCE=${arg#*=} ;;
     --record=*) RN_RECORD_DIR=${arg#*=} ;;
+    --release-dir=*) RN_RELEASE_DIR=${arg#*=} ;;
     --keep) keep=true ;;
     --no-e2e) E2E_SET=none ;;
     --e2e=*) E2E_SET=${arg#*=} ;;
@@ -95,6 +103,11 @@ for arg in "$@"; do
     *) echo "real-node.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
+if [[ -n $RN_RELEASE_DIR && ( $RN_RELEASE_DIR != /* || ! -f $RN_RELEASE_DIR/SHA256SUMS ) ]]; then
+  echo "real-node.sh: --release-dir=$RN_RELEASE_DIR: give the absolute path of a release's directory" \
+    "(images/release.sh VERSION DIR), which holds SHA256SUMS" >&2
+  exit 2
+fi
 if [[ -n $RN_RECORD_DIR && $RN_RECORD_DIR != /* ]]; then
   echo "real-node.sh: --record=$RN_RECORD_DIR: give an absolute directory" >&2
   exit 2
@@ -162,6 +175,7 @@ RN_PROVISIONER_IMAGE=localhost/ndr/csi-provisioner:${PROVISIONER[1]}
 DRIVER=sample.csi.example.com
 
 source "$here/real-node/cluster.sh"
+source "$here/real-node/release-images.sh"
 source "$repo/test/util/run-containerd.sh"
 
 if $teardown_only; then
@@ -263,20 +277,29 @@ find /var/lib/kubelet /var/log/pods /var/log/containers 2>/dev/null >"$RN_WORK/p
 rn_host_snapshot "$RN_WORK/host.before"
 ndr_run_containerd_note "$RN_WORK/run-containerd.before"
 
-rn_log "building the registrar and sample-driver images, and kubeletclient"
 RN_TOOLS=$RN_WORK/tools
-(
-  cd "$repo" &&
-    ndr_bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
-      //test/csidriver:sample-csi-driver.stripped //kubeletclient:kubeletclient >&2 &&
-    bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null) &&
-    bash images/build-images.sh "$RN_WORK/images" \
-      "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2 &&
-    mkdir -p "$RN_TOOLS" &&
-    cp "$bin/registrar/csi-node-driver-registrar.stripped" "$RN_TOOLS/csi-node-driver-registrar" &&
-    cp "$bin/test/csidriver/sample-csi-driver.stripped" "$RN_TOOLS/sample-csi-driver" &&
-    cp "$bin/kubeletclient/kubeletclient" "$RN_TOOLS/kubeletclient"
-) || { echo "real-node.sh: building the images failed (above)" >&2; exit 1; }
+if [[ -n $RN_RELEASE_DIR ]]; then
+  rn_log "taking the registrar and sample-driver images, and kubeletclient, from $RN_RELEASE_DIR"
+  release_version=$(rn_take_release "$RN_RELEASE_DIR" "$RN_WORK/images" "$RN_TOOLS") ||
+    { echo "real-node.sh: taking the release from $RN_RELEASE_DIR failed (above)" >&2; exit 1; }
+  # The commit the release's binaries were built from, not this checkout's.
+  RN_COMMIT="$("$RN_TOOLS/csi-node-driver-registrar" --version | sed -n 's/^commit: //p' |
+    cut -c1-12) (release $release_version's images)"
+else
+  rn_log "building the registrar and sample-driver images, and kubeletclient"
+  (
+    cd "$repo" &&
+      ndr_bazel build $(ndr_bazel_flags) -c opt //registrar:csi-node-driver-registrar.stripped \
+        //test/csidriver:sample-csi-driver.stripped //kubeletclient:kubeletclient >&2 &&
+      bin=$(ndr_bazel info -c opt bazel-bin 2>/dev/null) &&
+      bash images/build-images.sh "$RN_WORK/images" \
+        "amd64=$bin/registrar/csi-node-driver-registrar.stripped,$bin/test/csidriver/sample-csi-driver.stripped" >&2 &&
+      mkdir -p "$RN_TOOLS" &&
+      cp "$bin/registrar/csi-node-driver-registrar.stripped" "$RN_TOOLS/csi-node-driver-registrar" &&
+      cp "$bin/test/csidriver/sample-csi-driver.stripped" "$RN_TOOLS/sample-csi-driver" &&
+      cp "$bin/kubeletclient/kubeletclient" "$RN_TOOLS/kubeletclient"
+  ) || { echo "real-node.sh: building the images failed (above)" >&2; exit 1; }
+fi
 RN_RECORD_DIR=${RN_RECORD_DIR:-$RN_WORK/record}
 rm -rf "$RN_RECORD_DIR"/{inline-info,inline-no-info,persistent,node,calls.jsonl,comparison.txt}
 mkdir -p "$RN_RECORD_DIR"
