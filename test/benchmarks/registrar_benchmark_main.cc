@@ -548,11 +548,29 @@ int Run() {
 
   std::vector<std::string> compare_args;
   if (!FLAGS_compare_args.empty()) compare_args = absl::StrSplit(FLAGS_compare_args, ',');
+  // Start-up is timed from copies of both binaries side by side in one directory, so that both are
+  // exec'd alike. Ours as Bazel leaves it, behind the runfiles' links in its output tree, started
+  // about 1 ms (4-8%) later than the same bytes copied beside the other one (measured on this
+  // project's machine, median of 40 starts, three runs each way).
+  std::string ours_binary, other_binary;
+  for (auto [binary, copy, name] : {std::tuple{registrar, &ours_binary, "ours"},
+                                    std::tuple{FLAGS_compare_with, &other_binary, "other"}}) {
+    if (binary.empty()) continue;
+    const std::string copy_dir = dir.Join(name);
+    absl::StatusOr<std::string> copied;
+    if (mkdir(copy_dir.c_str(), 0700) == 0) copied = benchmarks::FreshCopy(binary, copy_dir);
+    if (!copied.ok()) {
+      std::cerr << "cannot copy " << binary << " into " << copy_dir << " to time its start-up"
+                << std::endl;
+      return 1;
+    }
+    *copy = *copied;
+  }
   // Start-up, ours and (alternating, so that both see the same machine) the other registrar's.
   std::vector<double> socket_ms, get_info_ms, other_socket_ms, other_get_info_ms;
   std::vector<double> private_kb, other_private_kb;  // at the socket, each start
   for (int i = 0; i < FLAGS_runs; ++i) {
-    std::optional<StartupTimes> ours = StartOnce(registrar, csi, dir.Join("startup.log"), {});
+    std::optional<StartupTimes> ours = StartOnce(ours_binary, csi, dir.Join("startup.log"), {});
     if (!ours.has_value()) {
       std::string log;
       ::ndr::testing::ReadFile(dir.Join("startup.log"), &log);
@@ -564,7 +582,7 @@ int Run() {
     if (ours->private_kb >= 0) private_kb.push_back(ours->private_kb);
     if (FLAGS_compare_with.empty()) continue;
     std::optional<StartupTimes> other =
-        StartOnce(FLAGS_compare_with, csi, dir.Join("other.log"), compare_args);
+        StartOnce(other_binary, csi, dir.Join("other.log"), compare_args);
     if (!other.has_value()) {
       std::string log;
       ::ndr::testing::ReadFile(dir.Join("other.log"), &log);
