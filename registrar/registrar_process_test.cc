@@ -883,7 +883,9 @@ TEST_F(RegistrarTest, DeliberateExitsWriteTheTerminationMessage) {
       EXPECT_EQ(registrar->Wait(), 1) << registrar->Log();
       EXPECT_THAT(registrar->Log(), HasSubstr("is not a duration"));
     }
-    if (geteuid() != 0) EXPECT_EQ(termination_message(), "kept");
+    if (geteuid() != 0) {
+      EXPECT_EQ(termination_message(), "kept");
+    }
   }
   {
     SCOPED_TRACE("a symlink is not followed");
