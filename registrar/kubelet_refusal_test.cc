@@ -82,7 +82,7 @@ TEST(KubeletRefusalTest, OtherDriverCodesAndOtherApiErrorsAreNotTransient) {
     EXPECT_EQ(refusal.why, absl::StrCat("the driver's NodeGetInfo failed with code ", code,
                                         ", which does not say to retry"));
   }
-  for (const std::string cause : {
+  for (const std::string& cause : {
            // An admission webhook's denial (apiserver webhook/errors ToStatusErr).
            std::string("admission webhook \"nodes.policy.example.com\" denied the request: "
                        "labels may not change"),
