@@ -18,12 +18,14 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: bash test/fuzz.sh [SECONDS]   (SECONDS per fuzzer, a positive whole number)" >&2
   exit 2
 fi
-# An output base of its own: switching to clang must not invalidate the normal build.
+# An output base of its own: switching to clang must not invalidate the normal build. Its builds
+# make no bazel-* links (--symlink_prefix=/): links into this output base would stand where the
+# normal build's are, and its next `bazel test //...` would read them as packages and fail.
 bazel_fuzz=(bazel --output_base="$HOME/.cache/ndr-fuzz-output-base")
 trap '"${bazel_fuzz[@]}" shutdown >/dev/null 2>&1 || true' EXIT
 fuzzers=(names objects handlers)
 # shellcheck disable=SC2046
-"${bazel_fuzz[@]}" build $(ndr_bazel_flags) --config=fuzz \
+"${bazel_fuzz[@]}" build $(ndr_bazel_flags) --config=fuzz --symlink_prefix=/ \
   $(printf '//test/fuzz:%s_fuzzer ' "${fuzzers[@]}")
 bin=$("${bazel_fuzz[@]}" info --config=fuzz bazel-bin 2>/dev/null)
 
